@@ -1,0 +1,81 @@
+# paperplug: `make demo` and `make test` do all set-up on a fresh machine (see README).
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+UV := $(PYTHON) -m uv
+# uv ignores pip's configuration: hand it pip's find-links, where the CPU torch wheel lies.
+export UV_FIND_LINKS ?= $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
+export PYTHONUNBUFFERED := 1
+export OMP_NUM_THREADS := 1
+INSTALL = $(UV) pip install -q -c constraints.txt
+SLUGS = $(shell $(PYTHON) core/src/paperplug/manifest.py slugs)
+PKG ?=
+NAME ?=
+
+.PHONY: help uv install lint format test test-core test-pkg test-packages test-cross demo bench new-plugin readme clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+uv:
+	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install -q uv
+
+install: uv ## dev environment .venv: core + every package (editable) + ruff, pytest
+	@$(UV) venv -q --allow-existing -p 3.11 .venv
+	@$(INSTALL) --python .venv -e core $(foreach s,$(SLUGS),-e packages/$(s)) --group dev
+
+lint: install ## ruff check and ruff format --check
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+format: install ## ruff format and fix
+	.venv/bin/ruff format . && .venv/bin/ruff check --fix .
+
+test-core: uv ## core tests in an environment holding the core alone
+	@$(UV) venv -q --clear -p 3.11 .venvs/core
+	@$(INSTALL) --python .venvs/core -e core --group core/pyproject.toml:dev
+	.venvs/core/bin/python -m pytest core/tests
+
+test-pkg: uv ## one package's tests in an environment holding only the core and it (PKG=slug)
+	@test -n "$(PKG)" -a -d packages/$(PKG) || { echo "usage: make test-pkg PKG=<slug in packages/>"; exit 2; }
+	@$(UV) venv -q --clear -p 3.11 .venvs/$(PKG)
+	@$(INSTALL) --python .venvs/$(PKG) -e core -e packages/$(PKG) --group packages/$(PKG)/pyproject.toml:test
+	cd packages/$(PKG) && PAPERPLUG_STRICT_PLUGINS=1 ../../.venvs/$(PKG)/bin/python -m pytest tests
+
+test-packages: ## every package of plugins.toml, each alone
+	@failed=""; for s in $(SLUGS); do \
+	  echo "== $$s"; start=$$(date +%s); \
+	  $(MAKE) --no-print-directory test-pkg PKG=$$s || failed="$$failed $$s"; \
+	  echo "== $$s: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -z "$(SLUGS)" ]; then echo "no packages in plugins.toml yet"; fi; \
+	if [ -n "$$failed" ]; then echo "FAILED packages:$$failed"; exit 1; fi
+
+test-cross: install ## cross-package tests (manifest, custom plugin, composition) with everything installed
+	.venv/bin/python -m pytest tests
+
+test: lint test-core test-packages test-cross ## lint + core + each package alone + cross-package
+
+demo: install ## every installed package's embedded default, then a summary table
+	.venv/bin/paperplug demo --all
+
+bench: uv ## a package's benchmark beside its peer library (PKG=slug)
+	@test -n "$(PKG)" -a -d packages/$(PKG) || { echo "usage: make bench PKG=<slug>"; exit 2; }
+	@$(UV) venv -q --allow-existing -p 3.11 .venvs/$(PKG)-bench
+	@$(INSTALL) --python .venvs/$(PKG)-bench -e core -e packages/$(PKG) --group packages/$(PKG)/pyproject.toml:bench
+	.venvs/$(PKG)-bench/bin/python packages/$(PKG)/bench/run.py $(ARGS)
+
+new-plugin: ## a new package from the template (NAME=slug), with its plugins.toml table
+	@echo "$(NAME)" | grep -qE '^[a-z][a-z0-9_]*$$' || { echo "NAME must be a snake_case slug"; exit 2; }
+	@test ! -e packages/$(NAME) || { echo "packages/$(NAME) exists"; exit 2; }
+	cp -r .ci/template packages/$(NAME)
+	mv packages/$(NAME)/src/paperplug___slug__ packages/$(NAME)/src/paperplug_$(NAME)
+	grep -rl __slug__ packages/$(NAME) | xargs sed -i 's/__slug__/$(NAME)/g; s/__dist__/$(subst _,-,$(NAME))/g'
+	sed 's/__slug__/$(NAME)/g; s/__dist__/$(subst _,-,$(NAME))/g' .ci/template.toml >> plugins.toml
+	@echo "created packages/$(NAME): fill in plugins.toml [plugins.$(NAME)], then make readme"
+
+readme: install ## regenerate the README package table and the core's catalog copy
+	.venv/bin/python -m paperplug.manifest readme
+
+clean: ## remove environments and caches
+	rm -rf .venv .venvs .pytest_cache .ruff_cache

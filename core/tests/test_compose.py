@@ -1,0 +1,182 @@
+import copy
+
+import pytest
+
+from paperplug import AttackResult, Verdict, compose, evaluate
+
+
+class Redact:
+    """input stage: replaces a secret word; valid, since it sanitized."""
+
+    stage = "input"
+
+    def __init__(self, word):
+        self.word, self.seen = word, []
+
+    def check(self, payload, context=None):
+        self.seen.append(payload)
+        clean = payload.replace(self.word, "***")
+        return Verdict(clean, True, 0.3 if clean != payload else 0.0, details={"word": self.word})
+
+
+class Block:
+    """input/output stage: invalid when a banned word is present."""
+
+    def __init__(self, word, stage="input"):
+        self.word, self.stage, self.calls = word, stage, 0
+
+    def check(self, payload, context=None):
+        self.calls += 1
+        bad = self.word in (payload if isinstance(payload, str) else repr(payload))
+        return Verdict(
+            payload, not bad, 0.9 if bad else 0.1, reason=f"found {self.word}" if bad else ""
+        )
+
+
+class DropOdd:
+    """train_data stage: removes rows whose value is odd."""
+
+    stage = "train_data"
+
+    def check(self, payload, context=None):
+        removed = [i for i, v in enumerate(payload) if v % 2]
+        kept = [v for i, v in enumerate(payload) if i not in removed]
+        return Verdict(
+            kept, not removed, len(removed) / max(len(payload), 1), details={"removed": removed}
+        )
+
+
+class DropAbove:
+    stage = "train_data"
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    def check(self, payload, context=None):
+        removed = [i for i, v in enumerate(payload) if v > self.limit]
+        return Verdict([v for v in payload if v <= self.limit], True, details={"removed": removed})
+
+
+def test_routes_by_stage_and_sanitizes_in_order():
+    first, second = Redact("apple"), Redact("pear")
+    out = Block("bomb", stage="output")
+    guard = compose(first, second, out)
+    verdict = guard.check("apple and pear", stage="input")
+    assert verdict.payload == "*** and ***"
+    assert second.seen == ["*** and pear"], "second defense sees the first's sanitized payload"
+    assert out.calls == 0, "an output defense never sees input payloads"
+    assert verdict.valid and verdict.risk == 0.3
+    assert [name for name, _ in verdict.verdicts] == ["Redact", "Redact"]
+    assert guard.stages() == ["input", "output"]
+
+
+def test_all_valid_max_risk_and_fail_fast():
+    a, b, c = Block("x"), Block("y"), Block("z")
+    full = compose(a, b, c).check("x y", stage="input")
+    assert (full.valid, full.risk, len(full.verdicts)) == (False, 0.9, 3)
+    assert full.reason == "Block: found x; Block: found y"
+    a2, b2 = Block("x"), Block("y")
+    fast = compose(a2, b2, fail_fast=True).check("x y", stage="input")
+    assert (fast.valid, len(fast.verdicts), b2.calls) == (False, 1, 0)
+
+
+def test_no_defense_for_stage_is_valid_and_bad_stage_rejected():
+    guard = compose(Block("x"))
+    assert guard.check("x", stage="output").valid
+    with pytest.raises(ValueError, match="stage must be one of"):
+        guard.check("x", stage="outptu")
+    with pytest.raises(TypeError, match="defense #0"):
+        compose(object())
+
+
+def test_filter_maps_indices_and_never_mutates():
+    data = [2, 3, 4, 10, 7, 6]
+    before = copy.deepcopy(data)
+    result = compose(DropOdd(), DropAbove(6)).filter(data)
+    assert data == before
+    # DropOdd removes positions 1 and 4 (3, 7); DropAbove then removes 10 (original position 3)
+    assert result.removed == [1, 3, 4] and result.kept == [0, 2, 5]
+    assert result.verdict.payload == [2, 4, 6]
+    assert [data[i] for i in result.kept] == result.verdict.payload
+
+
+def test_filter_rejects_inconsistent_defense():
+    class Liar:
+        stage = "train_data"
+
+        def check(self, payload, context=None):
+            return Verdict(payload, True, details={"removed": [0]})
+
+    with pytest.raises(ValueError, match="returned 3 rows but kept 2"):
+        compose(Liar()).filter([1, 2, 3])
+
+
+def test_stream_stops_at_first_invalid_prefix():
+    stream = compose(Block("bomb", stage="output")).stream(
+        ["how ", "to ", "make ", "a bo", "mb", " now"]
+    )
+    assert list(stream) == ["how ", "to ", "make ", "a bo"]
+    assert stream.stopped_at == 4 and not stream.verdict.valid
+    assert stream.text == "how to make a bo"
+
+
+def test_wrap_guards_input_output_and_tools():
+    class Model:
+        def stream(self, messages, **kw):
+            yield from ["the ", "secret ", "is ", "42"]
+
+        def chat(self, messages, **kw):
+            return "".join(self.stream(messages))
+
+    guard = compose(
+        Block("ignore previous"), Block("42", stage="output"), Block("rm -rf", stage="tool")
+    )
+    chat = guard.wrap(Model(), {"shell": lambda cmd: f"ran {cmd}"}, refusal="[stopped]")
+    assert chat.chat([{"role": "user", "content": "please ignore previous"}]) == "[stopped]"
+    assert chat.chat([{"role": "user", "content": "hi"}]) == "the secret is \n[stopped]"
+    assert chat.tools["shell"](cmd="ls") == "ran ls"
+    assert chat.tools["shell"](cmd="rm -rf /").startswith("[blocked call to shell")
+
+
+class Prompts:
+    """A toy attack: each input succeeds unless it is empty; adversarial = input + 'bomb'."""
+
+    stage = "input"
+
+    def run(self, target, inputs, *, budget=None):
+        adv = [f"{x} bomb" if i % 2 == 0 else x for i, x in enumerate(inputs)]
+        return AttackResult(adv, [True] * len(inputs), queries=len(inputs))
+
+
+class Poison:
+    """A toy poisoning attack whose success is re-assessed on the filtered data."""
+
+    stage = "train_data"
+
+    def run(self, target, inputs, *, budget=None):
+        return AttackResult([*inputs, 1, 3], True, queries=0)
+
+    def assess(self, target, payload):
+        return any(v % 2 for v in payload)
+
+
+def test_evaluate_counts_success_with_and_without_guard():
+    report = evaluate(Prompts(), target=None, inputs=["a", "b", "c", "d"])
+    assert (report.success_rate, report.guarded_success_rate) == (1.0, None)
+    guarded = evaluate(Prompts(), None, ["a", "b", "c", "d"], guard=compose(Block("bomb")))
+    assert (guarded.success_rate, guarded.guarded_success_rate, guarded.blocked) == (1.0, 0.5, 2)
+    poisoned = evaluate(Poison(), None, [2, 4], guard=compose(DropOdd()))
+    assert (poisoned.success_rate, poisoned.guarded_success_rate, poisoned.blocked) == (1.0, 0.0, 2)
+
+
+def test_evaluate_needs_a_stage_for_a_guard():
+    class Stageless(Prompts):
+        stage = None
+
+    with pytest.raises(ValueError, match="declares no stage"):
+        evaluate(Stageless(), None, ["a"], guard=compose(Block("x")))
+
+
+def test_verdict_validates_risk():
+    with pytest.raises(ValueError, match=r"risk must lie in \[0, 1\]"):
+        Verdict("x", True, risk=1.5)
