@@ -1,0 +1,1 @@
+"""TODO: the method in one line (paper, venue)."""
