@@ -8,6 +8,7 @@ from typing import Any
 
 from paperplug.compose import Evaluation, FilterResult, Guard, GuardVerdict, compose, evaluate
 from paperplug.hookspecs import hookimpl
+from paperplug.lazy import lazy_exports
 from paperplug.manager import (
     Component,
     DuplicateComponentError,
@@ -104,6 +105,7 @@ __all__ = [
     "evaluate",
     "get_manager",
     "hookimpl",
+    "lazy_exports",
     "load",
     "register_plugin",
     "stream_chat",

@@ -1,0 +1,35 @@
+"""NeuRules (NeurIPS 2025): ordered rule lists learned end to end by gradient descent.
+
+The public API is imported lazily: the plugin entry point imports this package, and listing
+plugins must not import torch.
+"""
+
+from paperplug import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "NeuRulesClassifier": ".classifier",
+        "Condition": ".extraction",
+        "Rule": ".extraction",
+        "RuleList": ".extraction",
+        "extract_rule_list": ".extraction",
+        "Conjunctions": ".conjunction",
+        "harmonic_and": ".conjunction",
+        "NeuralRuleList": ".network",
+        "RuleSelector": ".ordering",
+        "gumbel_select": ".ordering",
+        "priorities": ".ordering",
+        "support_penalty": ".ordering",
+        "PLANTED_RULES": ".planted",
+        "planted_rule_data": ".planted",
+        "IntervalPredicates": ".predicates",
+        "soft_interval": ".predicates",
+        "annealed": ".schedule",
+        "heads_frozen": ".schedule",
+        "cross_validate": ".evaluation",
+        "datasets": ".evaluation",
+        "TrainingConfig": ".training",
+        "train_rule_list": ".training",
+    },
+)

@@ -1,0 +1,35 @@
+"""Stage 2: rules as conjunctions with gradient shaping (paper §3.2).
+
+r_j = Σ_i w_ji / Σ_i w_ji (1+η_j)/(π_ji + η_j), a weighted harmonic mean with η_j = ε/Σ_i w_ji
+(detached). Its gradient w_i(1+η)/(π_i+η)² is largest on the failing conditions, which are
+either repaired or dropped (w → 0), hence sparse rules. ε = 0 is the paper's ablation.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def harmonic_and(pi: torch.Tensor, weights: torch.Tensor, eps: float) -> torch.Tensor:
+    """Relaxed AND of predicates `pi` (batch, rules, features) with non-negative `weights` (rules, features)."""
+    total = weights.sum(dim=1)  # (rules,)
+    eta = (eps / total.clamp_min(1e-12)).detach()[None, :, None]
+    inverse = (weights[None] * (1 + eta) / (pi + eta)).sum(dim=2)  # (batch, rules)
+    return total[None] / inverse
+
+
+class Conjunctions(nn.Module):
+    """Feature weights per rule, w = ReLU(W), initialised to 0.5 as in the official code."""
+
+    def __init__(self, n_rules: int, n_features: int, eps: float = 1e-3):
+        super().__init__()
+        self.raw_weights = nn.Parameter(torch.full((n_rules, n_features), 0.5))
+        self.eps = eps
+
+    @property
+    def weights(self) -> torch.Tensor:
+        return torch.relu(self.raw_weights)
+
+    def forward(self, pi: torch.Tensor) -> torch.Tensor:
+        return harmonic_and(pi, self.weights, self.eps)

@@ -1,0 +1,48 @@
+"""The relaxed rule list: predicates → conjunctions → ordered selection → class heads."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from paperplug_neurules.conjunction import Conjunctions
+from paperplug_neurules.ordering import RuleSelector, priorities
+from paperplug_neurules.predicates import IntervalPredicates
+
+
+class NeuralRuleList(nn.Module):
+    """NeuRules' differentiable model on standardised features (paper Fig. 2)."""
+
+    def __init__(
+        self,
+        lower: torch.Tensor,
+        upper: torch.Tensor,
+        n_rules: int,
+        n_classes: int,
+        *,
+        predicate_temp: float = 0.2,
+        eps: float = 1e-3,
+        generator: torch.Generator | None = None,
+    ):
+        super().__init__()
+        n_features = lower.shape[0]
+        self.predicates = IntervalPredicates(lower, upper, n_rules, predicate_temp)
+        self.conjunctions = Conjunctions(n_rules, n_features, eps)
+        self.selector = RuleSelector(n_rules, n_classes, generator)
+
+    def rule_activations(self, x: torch.Tensor) -> torch.Tensor:
+        """Soft truth r (batch, rules) of every rule."""
+        return self.conjunctions(self.predicates(x))
+
+    def forward(
+        self, x: torch.Tensor, selector_temp: float, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Training pass with Gumbel noise: (logits (batch, C), selection (batch, R))."""
+        return self.selector(self.rule_activations(x), selector_temp, generator)
+
+    @torch.no_grad()
+    def soft_proba(self, x: torch.Tensor, selector_temp: float) -> torch.Tensor:
+        """Relaxed prediction without noise: softmax(H · softmax(r⊙s/τ))."""
+        scores = self.rule_activations(x) * priorities(self.selector.order)
+        selection = torch.softmax(scores / selector_temp, dim=-1)
+        return torch.softmax(selection @ self.selector.heads.T, dim=-1)
