@@ -19,7 +19,17 @@ def test_entry_point_plugin_installed_in_a_fresh_environment(tmp_path):
     uv = [sys.executable, "-m", "uv"]
     subprocess.run([*uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
     subprocess.run(
-        [*uv, "pip", "install", "-q", "--python", str(venv), "-e", ROOT / "core", ROOT / "tests" / "custom_plugin"],
+        [
+            *uv,
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(venv),
+            "-e",
+            ROOT / "core",
+            ROOT / "tests" / "custom_plugin",
+        ],
         check=True,
     )
     listing = subprocess.run(
@@ -30,7 +40,9 @@ def test_entry_point_plugin_installed_in_a_fresh_environment(tmp_path):
         ("regex-guard", "my_regex_guard", "0.1.0")
     ]
     code = "import paperplug; g = paperplug.load('defense', 'regex-guard'); print(g.check('my password').valid)"
-    out = subprocess.run([venv / "bin" / "python", "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [venv / "bin" / "python", "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -42,7 +54,9 @@ def test_run_time_plugin_appears_beside_installed_methods(installed_pm):
 
         def check(self, payload, context=None):
             loud = (context or {}).get("chunk", payload).isupper()  # the newest streamed chunk
-            return paperplug.Verdict(payload, not loud, float(loud), reason="shouting" if loud else "")
+            return paperplug.Verdict(
+                payload, not loud, float(loud), reason="shouting" if loud else ""
+            )
 
     class MyPlugin:
         @hookimpl

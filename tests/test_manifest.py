@@ -27,11 +27,15 @@ def test_every_package_folder_has_a_table_and_back():
 @pytest.mark.parametrize("slug", sorted(MANIFEST))
 def test_table_matches_pyproject(slug):
     table, project = MANIFEST[slug], _pyproject(slug)["project"]
-    assert FIELDS <= table.keys(), f"missing fields: {FIELDS - table.keys()}"
+    assert table.keys() >= FIELDS, f"missing fields: {FIELDS - table.keys()}"
     assert table["dist"] == project["name"] == f"paperplug-{slug.replace('_', '-')}"
     assert table["import"] == f"paperplug_{slug}" and table["path"] == f"packages/{slug}"
     assert (ROOT / table["path"] / "src" / table["import"] / "__init__.py").is_file()
-    core = [d for d in project["dependencies"] if d.startswith("paperplug") and "-" not in d.split(">")[0]]
+    core = [
+        d
+        for d in project["dependencies"]
+        if d.startswith("paperplug") and "-" not in d.split(">")[0]
+    ]
     assert core and ">=" in core[0] and "<" in core[0], "depend on a range of paperplug"
     assert table["gpu"] in ("none", "optional", "required")
     for part in ("README.md", "tests", "bench"):

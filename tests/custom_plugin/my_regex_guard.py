@@ -14,9 +14,16 @@ class RegexGuard:
     def check(self, payload, context=None) -> Verdict:
         text = payload if isinstance(payload, str) else repr(payload)
         hit = self.pattern.search(text)
-        return Verdict(payload, hit is None, 1.0 if hit else 0.0, reason=f"matched {hit.group(0)!r}" if hit else "")
+        return Verdict(
+            payload,
+            hit is None,
+            1.0 if hit else 0.0,
+            reason=f"matched {hit.group(0)!r}" if hit else "",
+        )
 
 
 @hookimpl
 def register_defenses(register):
-    register("regex-guard", RegexGuard, summary="block text matching a regex", paper="(user plugin)")
+    register(
+        "regex-guard", RegexGuard, summary="block text matching a regex", paper="(user plugin)"
+    )

@@ -13,10 +13,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import torch
+from paperplug_neurules import NeuRulesClassifier, cross_validate, datasets
 from sklearn.preprocessing import KBinsDiscretizer
 from sklearn.tree import DecisionTreeClassifier
-
-from paperplug_neurules import NeuRulesClassifier, cross_validate, datasets
 
 warnings.filterwarnings("ignore")
 

@@ -1,6 +1,5 @@
 import pytest
 import torch
-
 from paperplug_neurules import NeuRulesClassifier, planted_rule_data
 
 

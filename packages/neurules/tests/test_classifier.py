@@ -5,10 +5,10 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from paperplug_neurules import PLANTED_RULES, NeuRulesClassifier, planted_rule_data
 from sklearn.utils.estimator_checks import check_estimator
 
 from paperplug.testing import TrainerContract
-from paperplug_neurules import PLANTED_RULES, NeuRulesClassifier, planted_rule_data
 
 
 class TestContract(TrainerContract):

@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from paperplug_neurules import (
     annealed,
     gumbel_select,
