@@ -26,6 +26,11 @@ def neurules(X, y, names):
     return clf.predict, len(clf.rules_), clf.rule_list_.n_conditions
 
 
+def neurules_eps0(X, y, names):  # the paper's ablation: no gradient shaping
+    clf = NeuRulesClassifier(eps=0.0, random_state=0).fit(X, y, feature_names=names)
+    return clf.predict, len(clf.rules_), clf.rule_list_.n_conditions
+
+
 def cart(X, y, names):  # as many leaves as the NeuRules list of the same fold has rules + default
     tree = DecisionTreeClassifier(
         max_leaf_nodes=max(2, neurules.last_rules + 1), random_state=0
@@ -37,13 +42,8 @@ def greedy(X, y, names):
     from imodels import GreedyRuleListClassifier
 
     model = GreedyRuleListClassifier(max_depth=10).fit(X, y, feature_names=names)
-    rules = (
-        [r for r in model.rules_ if "col" in r or "feature" in r]
-        if hasattr(model, "rules_")
-        else []
-    )
-    n = len(model.rules_) if hasattr(model, "rules_") else np.nan
-    return (lambda Z: np.asarray(model.predict(Z)).astype(y.dtype)), n, len(rules) or n
+    n = len(model.rules_)  # one threshold per rule
+    return (lambda Z: np.asarray(model.predict(Z)).astype(y.dtype)), n, n
 
 
 def brl(X, y, names):
@@ -76,13 +76,14 @@ def ripper(X, y, names):
     import wittgenstein as lw
 
     frame = pd.DataFrame(X, columns=names).assign(y=y)
-    model = lw.RIPPER(max_rules=10, random_state=0).fit(frame, class_feat="y", pos_class=1)
+    model = lw.RIPPER(max_rules=10, random_state=0)
+    model.fit(frame, class_feat="y", pos_class=1)  # returns None
     n_conditions = sum(len(rule.conds) for rule in model.ruleset_.rules)
     predict = lambda Z: np.asarray(model.predict(pd.DataFrame(Z, columns=names))).astype(int)  # noqa: E731
     return predict, len(model.ruleset_.rules), n_conditions
 
 
-PEERS = {"NeuRules": neurules, "CART (same #leaves)": cart, "imodels GreedyRuleList": greedy,
+PEERS = {"NeuRules": neurules, "NeuRules ε=0 (ablation)": neurules_eps0, "CART (same #leaves)": cart, "imodels GreedyRuleList": greedy,
          "imodels BRL": brl, "imodels FIGS": figs, "wittgenstein RIPPER": ripper}  # fmt: skip
 BINARY_ONLY = {"imodels GreedyRuleList", "imodels BRL", "wittgenstein RIPPER"}
 

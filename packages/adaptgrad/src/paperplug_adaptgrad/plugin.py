@@ -2,9 +2,22 @@
 
 from paperplug import hookimpl
 
-PAPER = "TODO: title (NeurIPS 2025)"
+PAPER = "AdaptGrad: Adaptive Sampling to Reduce Noise (NeurIPS 2025)"
 
 
 @hookimpl
 def register_explainers(register):
-    register("adaptgrad", "paperplug_adaptgrad.TODO:Class", summary="TODO", paper=PAPER)
+    register(
+        "adaptgrad",
+        "paperplug_adaptgrad.explainer:AdaptGrad",
+        summary="Gradient smoothing with a per-dimension noise scale that bounds out-of-range samples",
+        paper=PAPER,
+        tags=("gradient", "saliency", "torch"),
+    )
+    register(
+        "smoothgrad",
+        "paperplug_adaptgrad.explainer:SmoothGrad",
+        summary="SmoothGrad, AdaptGrad's baseline: one noise scale σ = α·(hi − lo) for every dimension",
+        paper=PAPER,
+        tags=("gradient", "saliency", "torch", "baseline"),
+    )

@@ -1,0 +1,74 @@
+"""Stage 1, the noise scale: SmoothGrad's one σ versus AdaptGrad's σ per input dimension."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+Bound = float | Sequence[float] | torch.Tensor
+Bounds = tuple[Bound, Bound]
+
+
+def resolve_bounds(
+    x: torch.Tensor, bounds: Bounds, channel_dim: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(lo, hi) broadcastable to `x`: each a scalar (global bound) or one value per channel.
+
+    A 1-D bound whose length equals `x.shape[channel_dim]` is a per-channel bound; any other
+    tensor must broadcast to `x` as it is.
+    """
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise TypeError(f"bounds must be a pair (lo, hi), got {bounds!r}")
+    lo, hi = (
+        _as_bound(b, x, channel_dim, name) for b, name in zip(bounds, ("lo", "hi"), strict=True)
+    )
+    if not bool((lo < hi).all()):
+        raise ValueError("bounds must satisfy lo < hi in every dimension")
+    return lo, hi
+
+
+def _as_bound(bound: Bound, x: torch.Tensor, channel_dim: int, name: str) -> torch.Tensor:
+    t = torch.as_tensor(bound, dtype=x.dtype, device=x.device)
+    if not bool(torch.isfinite(t).all()):
+        raise ValueError(f"bound {name} must be finite, got {bound!r}")
+    if t.dim() == 1 and t.numel() > 1:
+        if x.dim() <= channel_dim or x.shape[channel_dim] != t.numel():
+            raise ValueError(
+                f"per-channel bound {name} has {t.numel()} values but inputs of shape "
+                f"{tuple(x.shape)} have no channel dim {channel_dim} of that size"
+            )
+        shape = [1] * x.dim()
+        shape[channel_dim] = t.numel()
+        t = t.reshape(shape)
+    try:
+        torch.broadcast_shapes(t.shape, x.shape)
+    except RuntimeError:
+        raise ValueError(
+            f"bound {name} of shape {tuple(t.shape)} does not broadcast to inputs {tuple(x.shape)}"
+        ) from None
+    return t
+
+
+def adaptive_sigma(
+    x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, c: float = 0.95
+) -> torch.Tensor:
+    """AdaptGrad's σ_i = m_i / (√2·erfinv(c)), m_i the distance from x_i to its nearest bound.
+
+    Then P(|ε_i| ≤ m_i) = c: each dimension leaves [lo, hi] with probability at most 1 − c,
+    and a dimension sitting on a bound gets σ_i = 0.
+    """
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"confidence c must lie in (0, 1), got {c!r}")
+    m = torch.minimum(x - lo, hi - x).clamp(min=0)
+    return m / (math.sqrt(2.0) * torch.erfinv(torch.tensor(c, dtype=torch.float64)).item())
+
+
+def smoothgrad_sigma(
+    x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, alpha: float = 0.2
+) -> torch.Tensor:
+    """SmoothGrad's σ = α·(x_max − x_min), the same in every dimension (α = 0.2 by default)."""
+    if not alpha >= 0.0:
+        raise ValueError(f"noise level alpha must be ≥ 0, got {alpha!r}")
+    return (alpha * (hi - lo)).expand_as(x)
