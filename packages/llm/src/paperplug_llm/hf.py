@@ -1,0 +1,349 @@
+"""Local Hugging Face backend: any causal LM by name or path, with its chat template.
+
+One decoding loop (KV cache, greedy or seeded sampling) serves `complete`, `chat` and
+`stream`, so streamed text equals the non-streamed text by construction, and each generated
+token's log-probability under the model is recorded (SCM and CSD read them).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from paperplug_llm.messages import Completion, ToolCall, check_messages
+from paperplug_llm.tool_calls import (
+    forced_call_prefix,
+    parse_tool_calls,
+    read_arguments,
+    render_for_template,
+)
+
+
+@dataclass
+class _Run:
+    """What one generation accumulates while it streams."""
+
+    token_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    finish_reason: str = "length"
+    prompt_tokens: int = 0
+
+
+def _holdback(text: str, stops: Sequence[str]) -> int:
+    """How many trailing characters could be the start of a stop string (not yet safe to emit)."""
+    keep = 0
+    for s in stops:
+        for k in range(min(len(s) - 1, len(text)), 0, -1):
+            if text.endswith(s[:k]):
+                keep = max(keep, k)
+                break
+    return keep
+
+
+def sample_next(
+    logits: torch.Tensor,
+    *,
+    temperature: float,
+    top_p: float = 1.0,
+    top_k: int = 0,
+    generator: torch.Generator | None = None,
+) -> int:
+    """Pick the next token from `logits` (vocab,): argmax at temperature 0, else nucleus/top-k."""
+    if temperature == 0:
+        return int(torch.argmax(logits))
+    scores = logits.float() / temperature
+    if top_k > 0:
+        kth = torch.topk(scores, min(top_k, scores.numel())).values[-1]
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    probs = torch.softmax(scores, -1)
+    if top_p < 1.0:
+        sorted_p, order = torch.sort(probs, descending=True)
+        drop = (
+            torch.cumsum(sorted_p, 0) - sorted_p >= top_p
+        )  # keep the smallest head reaching top_p
+        probs = probs.clone()
+        probs[order[drop]] = 0.0
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+class HFChatModel:
+    """A ChatModel over a transformers causal LM (`from_pretrained` name/path, or a loaded one).
+
+    Decoding keywords (OpenAI's names): max_tokens, temperature (0 = greedy, the default),
+    top_p, top_k, seed, stop (strings), tools (OpenAI `tools` entries).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        *,
+        chat_template: str | None = None,
+        dtype: Any = None,
+        device: str | None = None,
+        max_tokens: int = 256,
+        name: str | None = None,
+        **load_kw: Any,
+    ) -> None:
+        if isinstance(model, (str, os.PathLike)):
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            name = name or str(model)
+            tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
+            model = AutoModelForCausalLM.from_pretrained(
+                model, dtype=dtype or torch.float32, **load_kw
+            )
+        if not isinstance(model, torch.nn.Module) or not callable(model):
+            raise TypeError(
+                f"model must be a name, a path or a torch causal LM, got {type(model).__name__}"
+            )
+        if tokenizer is None or not hasattr(tokenizer, "apply_chat_template"):
+            raise TypeError("a loaded model needs its transformers tokenizer (tokenizer=...)")
+        if chat_template is not None:
+            tokenizer.chat_template = chat_template
+        if not getattr(tokenizer, "chat_template", None):
+            raise ValueError(
+                "the tokenizer has no chat template: pass chat_template=<jinja string>"
+            )
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        self.model = model.to(device) if device else model
+        self.model.eval()
+        self.tokenizer = tokenizer
+        self.max_tokens = int(max_tokens)
+        self.name = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
+        eos = getattr(model.generation_config, "eos_token_id", None)
+        eos = [eos] if isinstance(eos, int) else list(eos or [])
+        if tokenizer.eos_token_id is not None:
+            eos.append(tokenizer.eos_token_id)
+        self.eos_token_ids = frozenset(eos)
+
+    def __repr__(self) -> str:
+        return f"HFChatModel({self.name!r})"
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    # -- prompt ------------------------------------------------------------------------------
+    def prompt_ids(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[int]:
+        """Token ids of the conversation under the chat template, assistant turn opened."""
+        messages = check_messages(messages)
+        native = bool(tools) and "tools" in self.tokenizer.chat_template
+        if native:
+            text = self.tokenizer.apply_chat_template(
+                messages, tools=list(tools), add_generation_prompt=True, tokenize=False
+            )
+        else:
+            text = self.tokenizer.apply_chat_template(
+                render_for_template(messages, tools), add_generation_prompt=True, tokenize=False
+            )
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    # -- decoding ----------------------------------------------------------------------------
+    def _token_steps(
+        self,
+        ids: list[int],
+        max_tokens: int,
+        temperature: float,
+        top_p: float,
+        top_k: int,
+        seed: int | None,
+    ) -> Iterator[tuple[int, float]]:
+        """(token id, log p(token | prefix)) per step, stopping after an end-of-sequence token."""
+        generator = None
+        if temperature > 0 and seed is not None:
+            generator = torch.Generator(device=self.device).manual_seed(int(seed))
+        inputs = torch.tensor([ids], device=self.device)
+        # transformers >= 5.24 names the KV cache `cache`; earlier releases `past_key_values`
+        key = (
+            "cache"
+            if "cache" in inspect.signature(self.model.forward).parameters
+            else "past_key_values"
+        )
+        past = None
+        with torch.inference_mode():
+            for _ in range(max_tokens):
+                out = self.model(input_ids=inputs, use_cache=True, **{key: past})
+                past = getattr(out, key)
+                logits = out.logits[0, -1].float()  # (vocab,)
+                token = sample_next(
+                    logits, temperature=temperature, top_p=top_p, top_k=top_k, generator=generator
+                )
+                yield token, float(torch.log_softmax(logits, -1)[token])
+                if token in self.eos_token_ids:
+                    return
+                inputs = torch.tensor([[token]], device=self.device)
+
+    def _deltas(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        run: _Run,
+        kw: dict[str, Any],
+        prefill: str = "",
+        until: Callable[[str], bool] | None = None,
+    ) -> Iterator[str]:
+        """Text deltas of one generation; `run` collects tokens, log-probs and the finish reason.
+
+        `prefill` is text put in the model's mouth after the prompt (not emitted); generation
+        also stops once `until(text)` holds."""
+        opts = {
+            "max_tokens": self.max_tokens,
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "top_k": 0,
+            "seed": None,
+            "stop": None,
+            "tools": None,
+            "tool_choice": None,
+        }
+        unknown = set(kw) - set(opts)
+        if unknown:
+            raise TypeError(f"unknown decoding options {sorted(unknown)}; known: {sorted(opts)}")
+        opts.update({k: v for k, v in kw.items() if v is not None})
+        max_tokens, temperature = int(opts["max_tokens"]), float(opts["temperature"])
+        top_p, top_k = float(opts["top_p"]), int(opts["top_k"])
+        if max_tokens < 1 or temperature < 0 or not 0 < top_p <= 1 or top_k < 0:
+            raise ValueError(
+                f"need max_tokens >= 1, temperature >= 0, 0 < top_p <= 1, top_k >= 0; got "
+                f"{max_tokens}, {temperature}, {top_p}, {top_k}"
+            )
+        stops = [opts["stop"]] if isinstance(opts["stop"], str) else list(opts["stop"] or [])
+        if opts["tool_choice"] not in (None, "auto", "none"):
+            raise ValueError("a forced tool_choice is served by complete(), not chat()/stream()")
+        tools = None if opts["tool_choice"] == "none" else opts["tools"]
+        ids = self.prompt_ids(messages, tools) + self._ids(prefill)
+        run.prompt_tokens = len(ids)
+        emitted = ""
+        text = ""
+        for token, logprob in self._token_steps(
+            ids, max_tokens, temperature, top_p, top_k, opts["seed"]
+        ):
+            if token in self.eos_token_ids:
+                run.finish_reason = "stop"
+                break
+            run.token_ids.append(token)
+            run.logprobs.append(logprob)
+            text = self.tokenizer.decode(
+                run.token_ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
+            )
+            hits = [i for i in (text.find(s) for s in stops) if i >= 0]
+            if hits:
+                text = text[: min(hits)]
+                run.finish_reason = "stop"
+                break
+            if until is not None and until(text):
+                run.finish_reason = "stop"
+                break
+            if text.endswith("\ufffd"):
+                continue  # an incomplete UTF-8 character: wait for its next byte
+            safe = len(text) - _holdback(text, stops)
+            if safe > len(emitted) and text.startswith(emitted):
+                yield text[len(emitted) : safe]
+                emitted = text[:safe]
+        if len(text) > len(emitted) and text.startswith(emitted):
+            yield text[len(emitted) :]
+
+    def _ids(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
+
+    def pick_tool(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+    ) -> str:
+        """The tool name the model finds most likely after `<tool_call>{"name": "` (summed log-probs)."""
+        prefix = self.prompt_ids(messages, tools) + self._ids('<tool_call>{"name": "')
+        names = [t["function"]["name"] for t in tools]
+        scores = [sum(self._logprobs(prefix, self._ids(n + '"'))) for n in names]
+        return names[max(range(len(names)), key=scores.__getitem__)]
+
+    def _forced_call(self, messages: Sequence[Mapping[str, Any]], kw: dict[str, Any]) -> Completion:
+        """tool_choice "required" or {"function": {"name": ...}}: the name is chosen (or given),
+        the arguments are generated after a prefix naming the first parameter."""
+        tools, choice = list(kw.get("tools") or []), kw.pop("tool_choice")
+        if not tools:
+            raise ValueError(f"tool_choice={choice!r} needs tools")
+        specs = {t["function"]["name"]: t["function"] for t in tools}
+        name = (
+            choice["function"]["name"]
+            if isinstance(choice, Mapping)
+            else self.pick_tool(messages, tools)
+        )
+        if name not in specs:
+            raise ValueError(
+                f"tool_choice names {name!r}, which is not among the tools {sorted(specs)}"
+            )
+        prefix = forced_call_prefix(name, specs[name].get("parameters") or {})
+        head = prefix[prefix.index('"arguments": ') + len('"arguments": ') :]
+        run = _Run()
+        done = lambda text: isinstance(read_arguments(head + text), dict)  # noqa: E731
+        body = "".join(self._deltas(messages, run, kw, prefill=prefix, until=done))
+        call = ToolCall(name=name, arguments=read_arguments(head + body), id="call_0")
+        return self._completion("", [call], "tool_calls", run)
+
+    def _completion(self, text: str, calls: list[ToolCall], finish: str, run: _Run) -> Completion:
+        return Completion(
+            text=text,
+            tool_calls=calls,
+            finish_reason=finish,
+            usage={
+                "prompt_tokens": run.prompt_tokens,
+                "completion_tokens": len(run.token_ids),
+                "total_tokens": run.prompt_tokens + len(run.token_ids),
+            },
+            tokens=[self.tokenizer.decode([t]) for t in run.token_ids],
+            token_ids=run.token_ids,
+            logprobs=run.logprobs,
+        )
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Completion:
+        """One reply, with tokens, their log-probs and (when `tools` were given) parsed tool calls.
+
+        tool_choice: "auto" (default), "none", "required" or {"type": "function", "function":
+        {"name": ...}}, as in OpenAI's API; a forced call is one call per turn."""
+        if kw.get("tool_choice") not in (None, "auto", "none"):
+            return self._forced_call(messages, dict(kw))
+        run = _Run()
+        text = "".join(self._deltas(messages, run, kw))
+        calls = []
+        if kw.get("tools") and kw.get("tool_choice") != "none":
+            text, calls = parse_tool_calls(text)
+        return self._completion(text, calls, "tool_calls" if calls else run.finish_reason, run)
+
+    def chat(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> str:
+        """The reply's text."""
+        return "".join(self._deltas(messages, _Run(), kw))
+
+    def stream(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Iterator[str]:
+        """The reply's text, a piece per decoded token (held back while it may start a stop string)."""
+        yield from self._deltas(messages, _Run(), kw)
+
+    def token_logprobs(
+        self, messages: Sequence[Mapping[str, Any]], continuation: str | Sequence[int]
+    ) -> list[tuple[str, float]]:
+        """log p(token | conversation, earlier tokens) for each token of an assistant reply
+        (text, or token ids), in one teacher-forced forward pass."""
+        if isinstance(continuation, str):
+            cont = list(self.tokenizer(continuation, add_special_tokens=False)["input_ids"])
+        else:
+            cont = [int(t) for t in continuation]
+        if not cont:
+            raise ValueError("continuation is empty: give the reply's text or token ids")
+        values = self._logprobs(self.prompt_ids(messages), cont)
+        return [(self.tokenizer.decode([t]), v) for t, v in zip(cont, values, strict=True)]
+
+    def _logprobs(self, prompt: list[int], cont: list[int]) -> list[float]:
+        """log p(cont[j] | prompt, cont[:j]) for every j, one forward pass."""
+        ids = torch.tensor([prompt + cont], device=self.device)
+        with torch.inference_mode():
+            logits = self.model(input_ids=ids).logits[0].float()  # (seq, vocab)
+        logp = torch.log_softmax(logits[len(prompt) - 1 : -1], -1)  # row j predicts cont[j]
+        return logp[torch.arange(len(cont)), torch.tensor(cont)].tolist()

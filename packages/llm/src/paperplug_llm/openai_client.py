@@ -1,0 +1,220 @@
+"""OpenAI-compatible HTTP backend: `/v1/chat/completions`, plain or streamed as SSE.
+
+Works against vLLM, Ollama, llama.cpp's server, OpenAI and `paperplug-llm serve`. Only the
+standard library (http.client): one connection per request, a per-socket-operation timeout,
+and bounded retries with exponential backoff on connection errors, timeouts, 429 and 5xx.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import time
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from paperplug_llm.errors import LLMError, LLMHTTPError, LLMResponseError, LLMTimeoutError
+from paperplug_llm.messages import Completion, ToolCall, check_messages
+from paperplug_llm.tool_calls import read_arguments
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+def _tool_calls(raw: Any) -> list[ToolCall]:
+    calls = []
+    for c in raw or []:
+        fn = c.get("function") or {}
+        args = fn.get("arguments", "{}")
+        if isinstance(args, str):  # unparseable JSON stays a string; the agent loop reports it
+            args = read_arguments(args)
+        calls.append(ToolCall(name=fn.get("name", ""), arguments=args, id=c.get("id", "")))
+    return calls
+
+
+class OpenAIChatModel:
+    """A ChatModel talking to any OpenAI-compatible server.
+
+    Unset arguments come from the environment: `base_url` from OPENAI_BASE_URL (default
+    https://api.openai.com/v1; a bare http://host:port gets /v1), `api_key` from
+    OPENAI_API_KEY (none sent when unset), `model` from OPENAI_MODEL. `timeout` bounds every
+    connect and every read (seconds), so a stalled server raises LLMTimeoutError.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        max_backoff: float = 8.0,
+        **defaults: Any,
+    ) -> None:
+        self.model = model or os.environ.get("OPENAI_MODEL")
+        if not self.model:
+            raise ValueError("model is required (argument or OPENAI_MODEL)")
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
+            "/"
+        )
+        url = urllib.parse.urlsplit(self.base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"base_url must be an http(s) URL, got {self.base_url!r}")
+        self._url = url
+        self._path = (url.path or "/v1").rstrip("/") + "/chat/completions"
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if timeout <= 0 or max_retries < 0 or backoff < 0:
+            raise ValueError("timeout must be > 0, max_retries >= 0 and backoff >= 0")
+        self.timeout, self.max_retries = float(timeout), int(max_retries)
+        self.backoff, self.max_backoff = float(backoff), float(max_backoff)
+        self.defaults = defaults  # request fields sent every time (temperature, seed, ...)
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    # -- transport -------------------------------------------------------------------------
+    def _connect(self) -> http.client.HTTPConnection:
+        cls = (
+            http.client.HTTPSConnection
+            if self._url.scheme == "https"
+            else http.client.HTTPConnection
+        )
+        return cls(self._url.hostname, self._url.port, timeout=self.timeout)
+
+    def _send(self, body: dict[str, Any]) -> tuple[http.client.HTTPConnection, Any]:
+        """POST `body`, retrying what is worth retrying; return the open 200 response."""
+        payload = json.dumps(body).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        for attempt in range(self.max_retries + 1):
+            conn = self._connect()
+            wait: float | None = None
+            try:
+                conn.request("POST", self._path, body=payload, headers=headers)
+                resp = conn.getresponse()
+            except TimeoutError as exc:
+                conn.close()
+                error: LLMError = LLMTimeoutError(
+                    f"no reply from {self.base_url} within {self.timeout} s"
+                )
+                error.__cause__ = exc
+            except (ConnectionError, OSError, http.client.HTTPException) as exc:
+                conn.close()
+                error = LLMError(f"cannot reach {self.base_url}: {exc}")
+                error.__cause__ = exc
+            else:
+                if resp.status == 200:
+                    return conn, resp
+                text = self._read_error(resp)
+                conn.close()
+                error = LLMHTTPError(resp.status, text)
+                if resp.status not in RETRY_STATUSES:
+                    raise error
+                retry_after = resp.getheader("Retry-After")
+                if retry_after and retry_after.replace(".", "", 1).isdigit():
+                    wait = float(retry_after)
+            if attempt == self.max_retries:
+                raise error
+            time.sleep(
+                min(self.max_backoff, wait if wait is not None else self.backoff * 2**attempt)
+            )
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _read_error(resp: Any) -> str:
+        try:
+            raw = resp.read().decode("utf-8", "replace")
+        except (TimeoutError, OSError):
+            return resp.reason or ""
+        try:
+            return json.loads(raw)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            return raw[:300] or (resp.reason or "")
+
+    def _body(self, messages: Sequence[Any], stream: bool, kw: dict[str, Any]) -> dict[str, Any]:
+        body = {"model": self.model, "messages": check_messages(messages), **self.defaults, **kw}
+        if body.get("tools") is None:
+            body.pop("tools", None)
+            body.pop("tool_choice", None)
+        if stream:
+            body["stream"] = True
+        return body
+
+    # -- the ChatModel protocol -----------------------------------------------------------
+    def complete(self, messages: Sequence[Any], **kw: Any) -> Completion:
+        """One reply with tool calls, finish reason and usage. `kw` are request fields."""
+        conn, resp = self._send(self._body(messages, False, kw))
+        try:
+            raw = resp.read()
+        except TimeoutError as exc:
+            raise LLMTimeoutError(
+                f"reply from {self.base_url} stalled past {self.timeout} s"
+            ) from exc
+        finally:
+            conn.close()
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise LLMResponseError(
+                f"reply from {self.base_url} is not JSON: {raw[:200]!r}"
+            ) from exc
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+            text = message.get("content") or ""
+            calls = _tool_calls(message.get("tool_calls"))
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise LLMResponseError(
+                f"reply from {self.base_url} lacks choices[0].message: {str(data)[:200]}"
+            ) from exc
+        if not isinstance(text, str):
+            raise LLMResponseError(f"choices[0].message.content is not a string: {text!r}")
+        return Completion(
+            text=text,
+            tool_calls=calls,
+            finish_reason=choice.get("finish_reason") or "stop",
+            usage=data.get("usage") or {},
+        )
+
+    def chat(self, messages: Sequence[Any], **kw: Any) -> str:
+        """The reply's text."""
+        return self.complete(messages, **kw).text
+
+    def stream(self, messages: Sequence[Any], **kw: Any) -> Iterator[str]:
+        """The reply's text as it arrives (server-sent events, `data: {...}` lines)."""
+        conn, resp = self._send(self._body(messages, True, kw))
+        try:
+            while True:
+                try:
+                    line = resp.readline()
+                except TimeoutError as exc:
+                    raise LLMTimeoutError(
+                        f"stream from {self.base_url} stalled past {self.timeout} s"
+                    ) from exc
+                if not line:
+                    return  # server closed without [DONE]: what came is the reply
+                line = line.strip()
+                if not line.startswith(b"data:"):
+                    continue  # blank separators, comments, `event:` lines
+                data = line[5:].strip()
+                if data == b"[DONE]":
+                    return
+                try:
+                    event = json.loads(data)
+                except ValueError as exc:
+                    raise LLMResponseError(f"stream event is not JSON: {data[:200]!r}") from exc
+                if isinstance(event, dict) and "error" in event:
+                    raise LLMResponseError(f"stream error event: {event['error']}")
+                try:
+                    delta = event["choices"][0].get("delta") or {} if event["choices"] else {}
+                except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                    raise LLMResponseError(f"malformed stream event: {data[:200]!r}") from exc
+                if delta.get("content"):
+                    yield delta["content"]
+        finally:
+            conn.close()

@@ -1,0 +1,30 @@
+"""Shared fixtures: one thread, a tiny model saved by path, a scripted model behind a real server."""
+
+import pytest
+import torch
+from paperplug_llm import ChatServer, ScriptedChatModel
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def tiny_path(tmp_path_factory):
+    from paperplug_llm.tiny import build_tiny_model
+
+    path = tmp_path_factory.mktemp("tiny")
+    build_tiny_model(path, seed=0)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny(tiny_path):
+    from paperplug_llm import HFChatModel
+
+    return HFChatModel(tiny_path, max_tokens=12)
+
+
+@pytest.fixture
+def scripted_server():
+    model = ScriptedChatModel(lambda messages, **kw: f"echo: {messages[-1]['content']}")
+    with ChatServer(model, model_name="echo") as server:
+        yield server

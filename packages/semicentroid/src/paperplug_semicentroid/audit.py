@@ -1,0 +1,188 @@
+"""Exact audit of core and FJR violation (paper §2 definitions): the largest ratio any
+coalition S (|S| ≥ ⌈n/k⌉) with a centre y achieves, and that blocking coalition."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cliques import SearchTimeout, find_clique
+from .instance import SemiCentroidInstance
+from .loss import Clustering, coalition_losses, losses
+from .mcc import exact_mcc, mcc_feasible, semiball_mcc
+
+
+@dataclass
+class Audit:
+    """value: max over (S, y) of the criterion's ratio; ratio = max(1, value) is the smallest α
+    for which the clustering is in the α-core (α-FJR); exact False means value is a lower bound."""
+
+    criterion: str
+    value: float
+    coalition: np.ndarray
+    center: int
+    exact: bool = True
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float:
+        return max(1.0, self.value)
+
+    @property
+    def violated(self) -> bool:
+        """Whether some coalition strictly gains: the clustering is not in the (1-)core/FJR."""
+        return self.value > 1.0
+
+    def to_dict(self) -> dict:
+        return {
+            "criterion": self.criterion,
+            "ratio": self.ratio,
+            "value": self.value,
+            "coalition": self.coalition.tolist(),
+            "center": self.center,
+            "exact": self.exact,
+        }
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num/den with 0/0 = 0 (an agent with zero loss never gains) and x/0 = inf for x > 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.inf)
+    return np.where(num > 0, out, 0.0)
+
+
+def _current_losses(inst: SemiCentroidInstance, clustering: Clustering | np.ndarray) -> np.ndarray:
+    if isinstance(clustering, Clustering):
+        return losses(inst, clustering)
+    L = np.array(clustering, dtype=float)
+    if L.shape != (inst.n,) or not np.all(np.isfinite(L)) or np.any(L < 0):
+        raise ValueError(f"losses must be {inst.n} finite non-negative values")
+    return L
+
+
+def _core_pairs(inst: SemiCentroidInstance, L: np.ndarray, y: int) -> np.ndarray:
+    """(n, n) matrix whose (i, j) entry is the ratio i and j both reach if together in S with y."""
+    R = _ratio(L[:, None], inst.Dm + inst.Dc[:, y][:, None])  # i's ratio facing j
+    return np.minimum(R, R.T)
+
+
+def _core_lower_bound(inst: SemiCentroidInstance, L: np.ndarray) -> tuple[float, np.ndarray, int]:
+    """Best ratio over the semi-ball coalitions (each y, each anchor): a lower bound."""
+    best = (-1.0, np.arange(inst.m), 0)
+    for y in range(inst.n_centers):
+        kappa = inst.Dm + inst.Dc[:, y][None, :]
+        for a in range(inst.n):
+            S = np.argsort(kappa[a], kind="stable")[: inst.m]
+            v = float(_ratio(L[S], coalition_losses(inst, S, y)).min())
+            if v > best[0]:
+                best = (v, np.sort(S), y)
+    return best
+
+
+def audit_core(
+    inst: SemiCentroidInstance,
+    clustering: Clustering | np.ndarray,
+    method: str = "exact",
+    time_limit: float | None = None,
+) -> Audit:
+    """Core-violation ratio max_{S,y} min_{i∈S} ℓ_i(X)/ℓ_i(S, y) and the blocking (S, y).
+
+    method "exact": per centre, binary search over pair ratios with an m-clique test (graph:
+    i ~ j when both keep ratio ≥ ρ); "brute": enumerate all m-subsets; "lower": semi-ball
+    coalitions only. Past `time_limit` seconds the exact method returns its lower bound."""
+    L = _current_losses(inst, clustering)
+    if method == "brute":
+        return _brute(inst, L, "core")
+    value, S, y = _core_lower_bound(inst, L)
+    if method == "lower":
+        return Audit("core", value, S, y, exact=False)
+    if method != "exact":
+        raise ValueError(f"method must be 'exact', 'brute' or 'lower', got {method!r}")
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    m = inst.m
+    try:
+        for yy in range(inst.n_centers):
+            P = _core_pairs(inst, L, yy)
+            cand = np.unique(P[value < P])
+            lo, hi = 0, len(cand) - 1
+            while lo <= hi:  # the largest candidate ρ with an m-clique in {P ≥ ρ}
+                mid = (lo + hi) // 2
+                found = find_clique(cand[mid] <= P, m, deadline)
+                if found is None:
+                    hi = mid - 1
+                else:
+                    value, S, y = float(cand[mid]), np.array(found), yy
+                    lo = mid + 1
+    except SearchTimeout:
+        return Audit("core", value, S, y, exact=False, meta={"timed_out": True})
+    return Audit("core", value, S, y)
+
+
+def audit_fjr(
+    inst: SemiCentroidInstance,
+    clustering: Clustering | np.ndarray,
+    method: str = "exact",
+    time_limit: float | None = None,
+) -> Audit:
+    """FJR ratio max_{S,y} min_{i∈S} ℓ_i(X) / max_{j∈S} ℓ_j(S, y) and the blocking (S, y).
+
+    Exact: for each threshold v among the losses, an exact MCC over {i : ℓ_i(X) ≥ v} gives
+    the best ratio v / MCC(v); "brute" enumerates; "lower" uses semi-ball MCCs."""
+    L = _current_losses(inst, clustering)
+    if method == "brute":
+        return _brute(inst, L, "fjr")
+    if method not in ("exact", "lower"):
+        raise ValueError(f"method must be 'exact', 'brute' or 'lower', got {method!r}")
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    m = inst.m
+    best = (-1.0, np.arange(m), 0)
+    exact, floor = method == "exact", 0.0
+    if exact:
+        try:
+            floor = exact_mcc(inst, m=m, deadline=deadline).radius
+        except SearchTimeout:
+            exact = False
+    for v in np.unique(L[L > 0])[::-1]:
+        V = np.flatnonzero(v <= L)
+        if len(V) < m:
+            continue
+        if floor > 0 and v / floor <= best[0]:
+            break  # every later threshold is smaller while MCC(v) ≥ MCC(all agents)
+        found = None
+        if exact:
+            try:  # only an MCC below v / best can raise the ratio: test that first
+                limit = np.inf if best[0] <= 0 else np.nextafter(v / best[0], 0.0)
+                if limit < np.inf and mcc_feasible(inst, V, m, limit, deadline) is None:
+                    continue
+                found = exact_mcc(inst, V, m, deadline)
+            except SearchTimeout:
+                exact = False
+        if found is None:
+            found = semiball_mcc(inst, V, m)
+        ratio = float(_ratio(np.array([v]), np.array([found.radius]))[0])
+        if ratio > best[0]:
+            best = (ratio, found.members, found.center)
+    if best[0] < 0:
+        best = (0.0, np.arange(m), 0)
+    return Audit("fjr", best[0], best[1], best[2], exact=exact)
+
+
+def _brute(inst: SemiCentroidInstance, L: np.ndarray, criterion: str) -> Audit:
+    """Enumerate every m-subset and centre (coalitions larger than m never do better)."""
+    if inst.n > 16:
+        raise ValueError(f"brute-force audit is for tiny instances (n ≤ 16), got n={inst.n}")
+    best = (-1.0, np.arange(inst.m), 0)
+    for S in itertools.combinations(range(inst.n), inst.m):
+        S = np.array(S)
+        dev = inst.Dm[np.ix_(S, S)].max(axis=1)[:, None] + inst.Dc[S]  # (|S|, |M|)
+        if criterion == "core":
+            vals = _ratio(L[S][:, None], dev).min(axis=0)
+        else:
+            vals = _ratio(np.full(dev.shape[1], L[S].min()), dev.max(axis=0))
+        y = int(np.argmax(vals))
+        if vals[y] > best[0]:
+            best = (float(vals[y]), S, y)
+    return Audit(criterion, *best)

@@ -1,0 +1,17 @@
+"""The role contract from paperplug.testing, on a small case."""
+
+import numpy as np
+import pytest
+from paperplug_semicentroid import SemiCentroidInstance
+
+from paperplug.testing import SolverContract
+
+
+class TestContract(SolverContract):
+    component = "semicentroid"
+    params = {"mcc": "exact"}
+
+    @pytest.fixture
+    def solve_case(self):
+        X = np.random.default_rng(0).normal(size=(12, 3))
+        return SemiCentroidInstance.from_points(X, 3, lam=0.5), {}
