@@ -70,3 +70,30 @@ def test_run_time_plugin_appears_beside_installed_methods(installed_pm):
     assert list(guard.stream(["fine ", "STOP"])) == ["fine "]
     paperplug.unregister_plugin("mine")
     assert {(c.role, c.name) for c in paperplug.components()} == builtin
+
+
+def test_install_a_single_method_in_a_fresh_environment(tmp_path):
+    """Use 1: the core and one method's package, built as wheels, and nothing else."""
+    venv = tmp_path / "venv"
+    uv = [sys.executable, "-m", "uv"]
+    subprocess.run([*uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
+    subprocess.run(
+        [*uv, "pip", "install", "-q", "--python", str(venv), ROOT / "core", ROOT / "packages" / "semicentroid"],
+        check=True,
+    )
+    listing = subprocess.run(
+        [*uv, "pip", "list", "--format", "json", "--python", str(venv)], capture_output=True, text=True, check=True
+    )
+    names = {row["name"] for row in json.loads(listing.stdout)}
+    assert sorted(n for n in names if n.startswith("paperplug")) == ["paperplug", "paperplug-semicentroid"]
+    assert "torch" not in names
+    code = (
+        "import numpy as np, paperplug; "
+        "solver = paperplug.load('solver', 'semicentroid', n_clusters=2); "
+        "X = np.r_[np.zeros((5, 2)), np.ones((5, 2)) * 10]; "
+        "print(sorted(set(solver.fit(X).labels_[:5])), sorted(set(solver.labels_[5:])))"
+    )
+    out = subprocess.run([venv / "bin" / "python", "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.strip().split("] [")
+    assert first.count(",") == 0 and second.count(",") == 0, "each planted blob is one cluster"
