@@ -154,7 +154,12 @@ class Solver(Protocol):
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """Messages in, text out. Backends may add `stream(messages, **kw) -> Iterator[str]`."""
+    """Messages in, text out.
+
+    Backends may add `stream(messages, **kw) -> Iterator[str]` (token streaming) and
+    `complete(messages, **kw)` (text plus tool calls and per-token log-probabilities; see
+    paperplug-llm). Methods use the richer calls when present and fall back to `chat`.
+    """
 
     def chat(self, messages: Sequence[Message], **kw: Any) -> str: ...
 
