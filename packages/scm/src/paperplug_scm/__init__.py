@@ -1,0 +1,40 @@
+"""SCM (NeurIPS 2025): a Streaming Content Monitor trained with token- and response-level
+supervision, which stops harmful LLM output after reading part of it.
+
+The public API is imported lazily: the plugin entry point imports this package, and listing
+plugins must not import torch.
+"""
+
+from paperplug import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "IGNORE_INDEX": ".fineharm",
+        "EncodedExample": ".fineharm",
+        "encode_fineharm": ".fineharm",
+        "load_fineharm": ".fineharm",
+        "read_jsonl": ".fineharm",
+        "token_labels": ".fineharm",
+        "validate_example": ".fineharm",
+        "DualSupervisionLoss": ".loss",
+        "logic_consistency_loss": ".loss",
+        "SCMModel": ".model",
+        "score_responses": ".model",
+        "tiny_qwen2": ".model",
+        "SCMTrainer": ".training",
+        "DelayKCounter": ".stopping",
+        "delay_k_stop": ".stopping",
+        "naive_stop": ".stopping",
+        "Decision": ".streaming",
+        "StreamingMonitor": ".streaming",
+        "MonitoredGeneration": ".generate",
+        "monitored_generate": ".generate",
+        "binary_metrics": ".evaluation",
+        "choose_theta_k": ".evaluation",
+        "stream_metrics": ".evaluation",
+        "build_word_tokenizer": ".synthetic",
+        "make_fineharm_like": ".synthetic",
+        "notional_labels": ".synthetic",
+    },
+)

@@ -1,0 +1,77 @@
+"""Streaming evaluation (paper §5): macro-F1, false alarms, misses, fraction of tokens read,
+and the choice of θ and k on validation data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from paperplug_scm.stopping import check_rule, delay_k_stop
+
+THETAS = (0.5, 0.6, 0.7, 0.8, 0.9)
+KS = tuple(range(1, 11))
+
+
+def binary_metrics(pred: Sequence[int], labels: Sequence[int]) -> dict[str, float]:
+    """Macro-F1 over {benign, harmful}, false-alarm rate (benign flagged), miss rate."""
+    pred, labels = np.asarray(pred, dtype=int), np.asarray(labels, dtype=int)
+    if pred.shape != labels.shape or pred.size == 0:
+        raise ValueError(f"need equal, non-empty predictions and labels, got {pred.shape}")
+    f1s = []
+    for c in (0, 1):
+        tp = int(((pred == c) & (labels == c)).sum())
+        fp = int(((pred == c) & (labels != c)).sum())
+        fn = int(((pred != c) & (labels == c)).sum())
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 1.0)
+    benign, harmful = labels == 0, labels == 1
+    return {
+        "macro_f1": float(np.mean(f1s)),
+        "false_alarm_rate": float(pred[benign].mean()) if benign.any() else 0.0,
+        "miss_rate": float(1 - pred[harmful].mean()) if harmful.any() else 0.0,
+    }
+
+
+def stream_metrics(
+    scores: Sequence[Sequence[float]], labels: Sequence[int], theta: float = 0.5, k: int = 1
+) -> dict[str, float]:
+    """Run delay-k over each response's token scores; add the fraction of tokens read.
+
+    `frac_read_harmful` averages over harmful responses (a missed one counts as fully read);
+    `frac_read_caught` over the harmful responses that were stopped (the paper's 18%).
+    """
+    check_rule(theta, k)
+    if len(scores) != len(labels):
+        raise ValueError(f"{len(scores)} score lists but {len(labels)} labels")
+    stops = [delay_k_stop(s, theta, k) for s in scores]
+    read = np.array(
+        [1.0 if i is None else (i + 1) / max(len(s), 1) for i, s in zip(stops, scores, strict=True)]
+    )
+    pred = [int(i is not None) for i in stops]
+    out = binary_metrics(pred, labels)
+    harmful = np.asarray(labels) == 1
+    caught = harmful & np.asarray(pred, dtype=bool)
+    out["frac_read_harmful"] = float(read[harmful].mean()) if harmful.any() else 0.0
+    out["frac_read_caught"] = float(read[caught].mean()) if caught.any() else 0.0
+    out["frac_read_all"] = float(read.mean())
+    return out
+
+
+def choose_theta_k(
+    scores: Sequence[Sequence[float]],
+    labels: Sequence[int],
+    thetas: Sequence[float] = THETAS,
+    ks: Sequence[int] = KS,
+) -> tuple[float, int, dict[str, float]]:
+    """The (θ, k) of the grid with the best validation macro-F1; ties go to reading fewer
+    tokens of harmful responses, then to smaller k."""
+    best = None
+    for theta in thetas:
+        for k in ks:
+            m = stream_metrics(scores, labels, theta, k)
+            key = (round(m["macro_f1"], 12), -m["frac_read_harmful"], -k)
+            if best is None or key > best[0]:
+                best = (key, float(theta), int(k), m)
+    if best is None:
+        raise ValueError("thetas and ks must be non-empty")
+    return best[1], best[2], best[3]

@@ -1,0 +1,68 @@
+"""`monitored_generate` (paper §4.3 in deployment): stream from any ChatModel through the
+monitor and cut the stream as soon as the monitor says stop."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from paperplug import stream_chat
+from paperplug_scm.streaming import Decision, StreamingMonitor
+
+
+@dataclass
+class MonitoredGeneration:
+    """What the user saw (`text`), whether it was stopped, and the monitor's last decision."""
+
+    text: str
+    stopped: bool
+    decision: Decision
+    chunks: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "stopped": self.stopped,
+            "decision": self.decision.to_dict(),
+            "chunks": list(self.chunks),
+        }
+
+
+def monitored_generate(
+    chat_model: Any,
+    monitor: StreamingMonitor,
+    prompt: str | Sequence[dict[str, Any]],
+    **kw: Any,
+) -> MonitoredGeneration:
+    """Stream a reply to `prompt` (a user message or a message list) under `monitor`.
+
+    Keywords go to the chat model (max_tokens, temperature, ...). The generator is closed
+    when the monitor stops, so the model produces no further tokens.
+    """
+    if isinstance(prompt, str):
+        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    elif isinstance(prompt, Sequence) and all(isinstance(m, dict) for m in prompt):
+        messages = [dict(m) for m in prompt]
+    else:
+        raise TypeError("prompt must be a str or a list of chat messages (dicts)")
+    if not callable(getattr(chat_model, "chat", None)):
+        raise TypeError(f"chat_model must have chat(messages) (ChatModel), got {type(chat_model)}")
+    user = [m.get("content", "") for m in messages if m.get("role") == "user"]
+    monitor.start(str(user[-1]) if user else "")
+    stream = stream_chat(chat_model, messages, **kw)
+    chunks: list[str] = []
+    decision = monitor.decision
+    try:
+        for chunk in stream:
+            chunks.append(chunk)
+            decision = monitor.push(chunk)
+            if decision.stop:
+                break
+        else:
+            decision = monitor.finish()
+    finally:
+        close = getattr(stream, "close", None)
+        if callable(close):
+            close()
+    return MonitoredGeneration("".join(chunks), decision.stop, decision, chunks)

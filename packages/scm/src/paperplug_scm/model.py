@@ -1,0 +1,198 @@
+"""The SCM model (paper §4.1): a causal backbone with a token head and a response head.
+
+The token head (dropout 0.1, Linear(h, 2)) scores every token; the response ("holistic") head
+(Linear(h, 2, bias=False)) reads the last non-pad token and is used in training only. Any
+Hugging Face causal LM works as the backbone: its LM head is dropped, its decoder kept.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+HEADS_FILE = "scm_heads.pt"
+CONFIG_FILE = "scm_config.json"
+
+
+def decoder_of(backbone: nn.Module) -> nn.Module:
+    """The decoder of a causal LM (`Qwen2ForCausalLM.model`), or the module itself."""
+    base = getattr(backbone, "base_model", None)
+    return base if isinstance(base, nn.Module) and base is not backbone else backbone
+
+
+def hidden_size_of(backbone: nn.Module) -> int:
+    config = getattr(backbone, "config", None)
+    for key in ("hidden_size", "n_embd", "d_model"):
+        if config is not None and isinstance(getattr(config, key, None), int):
+            return getattr(config, key)
+    raise TypeError(
+        f"cannot read the hidden size of {type(backbone).__name__}: it needs a config with "
+        "hidden_size (a Hugging Face model)"
+    )
+
+
+def tiny_qwen2(
+    vocab_size: int,
+    *,
+    hidden_size: int = 128,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    seed: int = 0,
+    max_positions: int = 1024,
+) -> nn.Module:
+    """A small random-init Qwen2 decoder built from a config (nothing downloads)."""
+    from transformers import Qwen2Config, Qwen2Model
+
+    config = Qwen2Config(
+        vocab_size=vocab_size,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_key_value_heads=max(1, num_heads // 2),
+        max_position_embeddings=max_positions,
+        pad_token_id=0,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(seed)
+    return Qwen2Model(config).eval()
+
+
+class SCMModel(nn.Module):
+    """Backbone + token head + response head; `token_scores` is all the monitor needs."""
+
+    def __init__(self, backbone: nn.Module, *, dropout: float = 0.1, seed: int = 0) -> None:
+        super().__init__()
+        if not isinstance(backbone, nn.Module):
+            raise TypeError(f"backbone must be a torch module, got {type(backbone).__name__}")
+        self.backbone = decoder_of(backbone)
+        h = hidden_size_of(self.backbone)
+        params = inspect.signature(self.backbone.forward).parameters
+        # transformers >= 5.2x names the KV cache `cache`; earlier versions `past_key_values`
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self.dropout_p = dropout
+        self.dropout = nn.Dropout(dropout)
+        self.token_head = nn.Linear(h, 2)
+        self.response_head = nn.Linear(h, 2, bias=False)
+        gen = torch.Generator().manual_seed(seed)
+        for head in (self.token_head, self.response_head):  # Xavier, as the released code
+            bound = (6.0 / (h + 2)) ** 0.5
+            with torch.no_grad():
+                head.weight.copy_(torch.rand(head.weight.shape, generator=gen) * 2 * bound - bound)
+        nn.init.zeros_(self.token_head.bias)
+
+    def hidden(
+        self,
+        input_ids: torch.Tensor,  # (batch, seq)
+        attention_mask: torch.Tensor | None = None,
+        past_key_values: Any = None,
+        use_cache: bool = False,
+    ) -> tuple[torch.Tensor, Any]:
+        """Last hidden states (batch, seq, h) and the updated KV cache."""
+        kw = {self._cache_kw: past_key_values} if past_key_values is not None else {}
+        out = self.backbone(
+            input_ids=input_ids, attention_mask=attention_mask, use_cache=use_cache, **kw
+        )
+        hidden = getattr(out, "last_hidden_state", None)
+        if hidden is None:
+            hidden = out[0]
+        if not use_cache:
+            return hidden, None
+        cache = out.get("cache") if hasattr(out, "get") else None
+        return hidden, cache if cache is not None else getattr(out, "past_key_values", None)
+
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token logits (batch, seq, 2) and response logits (batch, 2) at the last real token."""
+        hidden, _ = self.hidden(input_ids, attention_mask)
+        if attention_mask is None:
+            last = torch.full((input_ids.shape[0],), input_ids.shape[1] - 1)
+        else:
+            positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+            last = (positions * attention_mask.to(torch.long)).argmax(-1)
+        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+        return self.token_head(self.dropout(hidden)), self.response_head(pooled)
+
+    def scores(self, hidden: torch.Tensor, head: str = "token") -> torch.Tensor:
+        """P(harmful) per position from the token head, or from the response head applied to
+        every prefix (the full-detection baseline on partial output)."""
+        if head == "token":
+            logits = self.token_head(hidden)
+        elif head == "response":
+            logits = self.response_head(hidden)
+        else:
+            raise ValueError(f"head must be 'token' or 'response', got {head!r}")
+        return logits.softmax(-1)[..., 1]
+
+    def save_pretrained(self, path: str | os.PathLike[str]) -> None:
+        """Backbone (Hugging Face format), heads and config under `path`."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        if not hasattr(self.backbone, "save_pretrained"):
+            raise TypeError("saving needs a Hugging Face backbone (save_pretrained)")
+        self.backbone.save_pretrained(path / "backbone")
+        heads = {"token_head": self.token_head.state_dict()}
+        heads["response_head"] = self.response_head.state_dict()
+        torch.save(heads, path / HEADS_FILE)
+        (path / CONFIG_FILE).write_text(json.dumps({"dropout": self.dropout_p}))
+
+    @classmethod
+    def from_pretrained(cls, path_or_name: str | os.PathLike[str], **kw: Any) -> SCMModel:
+        """An SCM checkpoint saved by `save_pretrained`, or fresh heads on a Hugging Face
+        backbone given by hub name or local path."""
+        from transformers import AutoModel
+
+        path = Path(path_or_name)
+        if (path / HEADS_FILE).is_file():
+            config = json.loads((path / CONFIG_FILE).read_text())
+            model = cls(AutoModel.from_pretrained(path / "backbone"), **config)
+            heads = torch.load(path / HEADS_FILE, weights_only=True)
+            model.token_head.load_state_dict(heads["token_head"])
+            model.response_head.load_state_dict(heads["response_head"])
+            return model.eval()
+        return cls(AutoModel.from_pretrained(str(path_or_name)), **kw).eval()
+
+
+def pad_batch(
+    encoded: list[Any], pad_id: int = 0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Right-padded input ids, attention mask, token labels and response labels."""
+    from paperplug_scm.fineharm import IGNORE_INDEX
+
+    width = max(len(e.input_ids) for e in encoded)
+    ids = torch.full((len(encoded), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(encoded), width), dtype=torch.long)
+    labels = torch.full((len(encoded), width), IGNORE_INDEX, dtype=torch.long)
+    for i, e in enumerate(encoded):
+        n = len(e.input_ids)
+        ids[i, :n] = torch.tensor(e.input_ids)
+        mask[i, :n] = 1
+        labels[i, :n] = torch.tensor(e.token_labels)
+    return ids, mask, labels, torch.tensor([e.response_label for e in encoded])
+
+
+@torch.no_grad()
+def score_responses(
+    model: SCMModel, encoded: list[Any], *, head: str = "token", batch_size: int = 32
+) -> list[list[float]]:
+    """P(harmful) of every response token, one full forward per batch (causal, so equal to
+    what the streaming monitor computes token by token)."""
+    was_training = model.training
+    model.eval()
+    out: list[list[float]] = []
+    for start in range(0, len(encoded), batch_size):
+        chunk = encoded[start : start + batch_size]
+        ids, mask, _, _ = pad_batch(chunk)
+        hidden, _ = model.hidden(ids, mask)
+        probs = model.scores(hidden, head)  # (batch, seq)
+        for i, e in enumerate(chunk):
+            out.append(probs[i, e.response_start : len(e.input_ids)].tolist())
+    model.train(was_training)
+    return out
