@@ -1,0 +1,76 @@
+"""Stage 4, unsupervised clustering of the sensitive-layer scores (paper §3.3).
+
+Each sample's score is its mean entropy over the sensitive layers; a two-component GMM on the
+scores splits the data, and the low-entropy component (attention collapsed on a trigger) is
+flagged as poisoned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from paperplug_bye.profiling import Variant, check_entropy
+
+
+@dataclass
+class Clustering:
+    """Flags (True = suspected poisoned), the per-sample scores, and the two clusters' means."""
+
+    flags: np.ndarray
+    scores: np.ndarray
+    means: tuple[float, float]
+    weights: tuple[float, float]
+
+
+def suspicion_scores(
+    entropy: np.ndarray, layers: Sequence[int], *, variant: Variant = "paper"
+) -> np.ndarray:
+    """Mean entropy over `layers`; the robust variant z-scores each layer first (scales differ by layer)."""
+    E = check_entropy(entropy)
+    layers = list(layers)
+    if not layers:
+        raise ValueError(
+            "no sensitive layer to score: BYE cannot separate samples (see profile_layers)"
+        )
+    if min(layers) < 0 or max(layers) >= E.shape[1]:
+        raise ValueError(f"layers {layers} out of range 0..{E.shape[1] - 1}")
+    cols = E[:, layers]
+    if variant == "robust":
+        std = cols.std(0)
+        cols = (cols - cols.mean(0)) / np.where(std > 0, std, 1.0)
+    return cols.mean(1)
+
+
+def cluster_suspicious(
+    entropy: np.ndarray,
+    layers: Sequence[int],
+    *,
+    variant: Variant = "paper",
+    direction: Literal["low", "minority"] = "low",
+    seed: int = 0,
+) -> Clustering:
+    """Two-component GMM on the sensitive-layer scores; flag the low-mean component.
+
+    `direction="minority"` flags the smaller component instead (an opt-in for triggers that
+    raise the entropy rather than collapse it; not in the paper).
+    """
+    from sklearn.mixture import GaussianMixture
+
+    if direction not in ("low", "minority"):
+        raise ValueError(f"direction must be 'low' or 'minority', got {direction!r}")
+    scores = suspicion_scores(entropy, layers, variant=variant)
+    gmm = GaussianMixture(n_components=2, random_state=seed).fit(scores.reshape(-1, 1))
+    labels = gmm.predict(scores.reshape(-1, 1))
+    means, weights = gmm.means_.ravel(), gmm.weights_
+    flagged = int(np.argmin(means)) if direction == "low" else int(np.argmin(weights))
+    order = np.argsort(means)
+    return Clustering(
+        flags=labels == flagged,
+        scores=scores,
+        means=(float(means[order[0]]), float(means[order[1]])),
+        weights=(float(weights[order[0]]), float(weights[order[1]])),
+    )

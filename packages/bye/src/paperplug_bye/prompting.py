@@ -1,0 +1,67 @@
+"""Rows (image, question, answer) to model inputs, through any LLaVA-style processor."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+PROMPT_TEMPLATE = "USER: <image>\n{question} ASSISTANT:"
+"""LLaVA-1.5's conversation prompt (llava-hf), the assistant turn left open."""
+
+
+def check_rows(dataset: Any, what: str = "dataset") -> list[Mapping[str, Any]]:
+    """The rows of a VQA dataset, each a mapping with image, question and answer; else a clear error."""
+    if isinstance(dataset, (str, bytes)) or not hasattr(dataset, "__len__"):
+        raise TypeError(f"{what} must be a sequence of rows, got {type(dataset).__name__}")
+    rows = [dataset[i] for i in range(len(dataset))]
+    if not rows:
+        raise ValueError(f"{what} is empty")
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise TypeError(f"{what}[{i}] must be a mapping with image, question, answer")
+        missing = [k for k in ("image", "question", "answer") if k not in row]
+        if missing:
+            raise ValueError(f"{what}[{i}] lacks {missing}")
+        if not isinstance(row["question"], str) or not isinstance(row["answer"], str):
+            raise TypeError(f"{what}[{i}]: question and answer must be strings")
+    return rows
+
+
+def encode_prompts(
+    processor: Any, rows: Sequence[Mapping[str, Any]], template: str = PROMPT_TEMPLATE
+) -> dict[str, torch.Tensor]:
+    """Processor outputs for the prompts alone (image + question, assistant turn open)."""
+    texts = [template.format(question=r["question"]) for r in rows]
+    return dict(
+        processor(text=texts, images=[r["image"] for r in rows], return_tensors="pt", padding=True)
+    )
+
+
+def encode_with_answers(
+    processor: Any,
+    rows: Sequence[Mapping[str, Any]],
+    template: str = PROMPT_TEMPLATE,
+    answers: Sequence[str] | None = None,
+) -> dict[str, torch.Tensor]:
+    """Prompt + answer inputs with `labels` on the answer tokens only (-100 elsewhere), for SFT.
+
+    The answer starts after as many real tokens as the prompt alone has, whichever side pads.
+    """
+    answers = [r["answer"] for r in rows] if answers is None else list(answers)
+    prompt_len = encode_prompts(processor, rows, template)["attention_mask"].sum(1)
+    texts = [
+        template.format(question=r["question"]) + " " + a
+        for r, a in zip(rows, answers, strict=True)
+    ]
+    batch = dict(
+        processor(text=texts, images=[r["image"] for r in rows], return_tensors="pt", padding=True)
+    )
+    mask = batch["attention_mask"].bool()
+    order = mask.long().cumsum(1) - 1  # rank of each real token in its row
+    is_answer = mask & (order >= prompt_len[:, None])
+    batch["labels"] = torch.where(
+        is_answer, batch["input_ids"], torch.full_like(batch["input_ids"], -100)
+    )
+    return batch

@@ -1,0 +1,213 @@
+"""Each stage against a closed form, a brute-force reference, or a planted structure."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from paperplug_bye import (
+    BYE,
+    AttentionExtractor,
+    attention_entropy,
+    cluster_suspicious,
+    eager_attention,
+    encode_prompts,
+    encode_with_answers,
+    entropy_matrix,
+    filter_dataset,
+    gaussian_kl,
+    image_token_mask,
+    last_token_attention,
+    profile_layers,
+    synthetic_vqa,
+    tiny_llava,
+)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return tiny_llava(seed=3)
+
+
+def test_entropy_uniform_is_log_n_and_one_hot_is_zero():
+    for n in (1, 2, 16, 576):
+        h = attention_entropy(np.full(n, 0.37))
+        assert h == pytest.approx(-math.log(1 / n + 1e-8), rel=1e-12)  # the paper's eps offset
+        assert h == pytest.approx(math.log(n), abs=1e-5)
+        one_hot = np.zeros(n)
+        one_hot[n // 2] = 5.0
+        assert attention_entropy(one_hot) == pytest.approx(0.0, abs=1e-7)
+    assert attention_entropy(np.ones(16), relative=True) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_entropy_matches_brute_force_and_fills_nan_with_column_mean():
+    rng = np.random.default_rng(0)
+    att = rng.uniform(size=(3, 4, 9))  # (samples, layers, image tokens)
+    p = att / att.sum(-1, keepdims=True)
+    ref = np.array([[-sum(q * math.log(q + 1e-8) for q in row) for row in s] for s in p])
+    np.testing.assert_allclose(entropy_matrix(list(torch.tensor(att))), ref, rtol=1e-12)
+    maps = [torch.tensor(a) for a in att]
+    maps[1][2] = 0.0  # an all-zero attention row gives NaN: filled with the layer's mean
+    E = entropy_matrix(maps)
+    assert E[1, 2] == pytest.approx((ref[0, 2] + ref[2, 2]) / 2)
+
+
+@pytest.mark.parametrize("bad", [np.array([0.5, -0.1]), np.array([np.nan, 1.0]), np.zeros((2, 0))])
+def test_entropy_rejects_bad_attention(bad):
+    with pytest.raises(ValueError, match="attention"):
+        attention_entropy(bad)
+
+
+def test_image_token_mask_selects_exactly_the_image_tokens(tiny):
+    model, processor = tiny
+    rows = synthetic_vqa(3, seed=0)
+    rows[1] = {**rows[1], "question": "what color is it ? what shape is it ?"}  # longer: padding
+    batch = encode_prompts(processor, rows)
+    mask = image_token_mask(batch["input_ids"], model.config.image_token_index)
+    assert mask.sum(1).tolist() == [16, 16, 16]
+    for row in mask:  # contiguous, right after the "user :" prefix
+        pos = torch.nonzero(row).ravel()
+        assert pos.tolist() == list(range(int(pos[0]), int(pos[0]) + 16))
+    maps = AttentionExtractor(model, processor).extract(rows)
+    assert [tuple(m.shape) for m in maps] == [(4, 16)] * 3
+    # a callable mask for variable image-token counts: keep the first 5 image tokens
+    first5 = lambda b: (b["input_ids"] == 1) & ((b["input_ids"] == 1).cumsum(1) <= 5)  # noqa: E731
+    maps5 = AttentionExtractor(model, processor, image_token_mask=first5).extract(rows)
+    for full, part in zip(maps, maps5, strict=True):
+        torch.testing.assert_close(part, full[:, :5])
+
+
+def test_last_row_hook_equals_the_full_attention_maps(tiny):
+    model, processor = tiny
+    rows = synthetic_vqa(4, seed=1)
+    rows[0] = {**rows[0], "question": "what shape is it ? what color is it ?"}
+    batch = encode_prompts(processor, rows)
+    got = last_token_attention(model, batch)  # (batch, layers, seq)
+    with torch.no_grad():
+        full = model(**batch, output_attentions=True).attentions  # layers x (batch, heads, T, T)
+    last = batch["attention_mask"].sum(1) - 1  # right padding
+    for b in range(4):
+        for layer, att in enumerate(full):
+            torch.testing.assert_close(got[b, layer], att[b, :, last[b], :].mean(0))
+
+
+def test_eager_attention_is_forced_and_restored(tiny):
+    model, processor = tiny
+    model.set_attn_implementation("sdpa")
+    try:
+        batch = encode_prompts(processor, synthetic_vqa(2, seed=2))
+        att = last_token_attention(model, batch)
+        assert torch.isfinite(att).all() and att.shape == (2, 4, batch["input_ids"].shape[1])
+        assert model.config._attn_implementation == "sdpa"
+        with eager_attention(model):
+            assert model.config.text_config._attn_implementation == "eager"
+    finally:
+        model.set_attn_implementation("eager")
+
+
+def test_answer_labels_cover_exactly_the_answer_tokens(tiny):
+    _, processor = tiny
+    rows = synthetic_vqa(3, seed=4)
+    batch = encode_with_answers(processor, rows)
+    labelled = batch["labels"] != -100
+    assert labelled.sum(1).tolist() == [1, 1, 1]
+    for b, row in enumerate(rows):
+        assert processor.vocab[int(batch["labels"][b][labelled[b]][0])] == row["answer"]
+
+
+def test_gaussian_kl_closed_form_against_numerical_integral():
+    x = np.linspace(-30, 30, 600001)
+    p = np.exp(-((x - 1.0) ** 2) / (2 * 0.5**2)) / (0.5 * math.sqrt(2 * math.pi))
+    q = np.exp(-((x - 3.0) ** 2) / (2 * 2.0**2)) / (2.0 * math.sqrt(2 * math.pi))
+    integral = np.trapezoid(p * np.log(p / q + 1e-300), x)
+    assert gaussian_kl(1.0, 0.5, 3.0, 2.0) == pytest.approx(integral, rel=1e-4)
+    assert gaussian_kl(2.0, 1.3, 2.0, 1.3) == pytest.approx(0.0, abs=1e-12)
+
+
+def _columns(seed=0, n=300):
+    rng = np.random.default_rng(seed)
+    bimodal = np.r_[rng.normal(0.2, 0.05, n // 10), rng.normal(2.5, 0.15, n - n // 10)]
+    unimodal = rng.normal(2.5, 0.2, n)
+    high_outlier = np.r_[rng.normal(2.5, 0.2, n - 1), 40.0]
+    low_outlier = np.r_[rng.normal(2.5, 0.2, n - 1), -40.0]
+    return np.c_[bimodal, unimodal, high_outlier, low_outlier]
+
+
+def test_profiling_rule_on_bimodal_unimodal_and_degenerate_outlier_columns():
+    E = _columns()
+    paper = profile_layers(E)
+    robust = profile_layers(E, variant="robust")
+    assert paper.sensitive == [0, 2, 3]  # the paper's rule accepts both outlier splits
+    assert robust.sensitive == [0]  # the robust rule: low mode a minority of >= 2%
+    fit = paper.fits[0]
+    assert fit.means[0] == pytest.approx(0.2, abs=0.03) and fit.weights[0] == pytest.approx(
+        0.1, abs=0.01
+    )
+    assert fit.kl == pytest.approx(
+        gaussian_kl(*fit.means[:1], fit.stds[0], fit.means[1], fit.stds[1])
+    )
+    assert paper.ranking[0] in (0, 2, 3) and paper.ranking[-1] == 1
+    assert profile_layers(E, separation=100.0).sensitive == [2, 3]
+
+
+def test_clustering_flags_the_planted_low_entropy_rows_and_robust_zscores_help():
+    rng = np.random.default_rng(1)
+    n, planted = 400, np.arange(0, 400, 10)
+    E = np.c_[rng.normal(2.5, 0.1, n), rng.normal(25.0, 1.0, n)]  # layer 1 on a 10x scale
+    E[planted, 0] = rng.normal(0.3, 0.05, planted.size)
+    E[planted, 1] = rng.normal(14.0, 0.5, planted.size)
+    for variant in ("paper", "robust"):
+        out = cluster_suspicious(E, [0, 1], variant=variant)
+        assert np.flatnonzero(out.flags).tolist() == planted.tolist()
+    z = cluster_suspicious(E, [0, 1], variant="robust").scores
+    np.testing.assert_allclose(z, ((E - E.mean(0)) / E.std(0)).mean(1))
+    minority = cluster_suspicious(-E, [0], direction="minority")  # poison now the high mode
+    assert np.flatnonzero(minority.flags).tolist() == planted.tolist()
+
+
+def test_no_sensitive_layer_is_reported_and_nothing_removed():
+    rows = synthetic_vqa(50, seed=0)
+    E = np.random.default_rng(0).normal(2.5, 0.1, (50, 4))
+    with pytest.warns(UserWarning, match="no sensitive layer"):
+        verdict = BYE().check(rows, {"entropy": E})
+    assert verdict.valid and verdict.risk == 0.0 and verdict.details["no_sensitive_layer"]
+    assert verdict.details["removed"] == [] and len(verdict.payload) == 50
+    with pytest.raises(ValueError, match="no sensitive layer"):
+        cluster_suspicious(E, [])
+
+
+def test_filter_dataset_keeps_order_and_leaves_input_alone():
+    data = [{"i": i} for i in range(6)]
+    kept_rows, kept = filter_dataset(data, [4, 1])
+    assert kept == [0, 2, 3, 5] and [r["i"] for r in kept_rows] == kept and len(data) == 6
+    with pytest.raises(ValueError, match="out of range"):
+        filter_dataset(data, [6])
+
+
+@pytest.mark.parametrize(
+    ("payload", "context", "error", "message"),
+    [
+        ("not rows", None, TypeError, "sequence of rows"),
+        ([], None, ValueError, "empty"),
+        ([{"image": 0, "question": "q"}], None, ValueError, "lacks"),
+        (synthetic_vqa(4), None, ValueError, "fine-tuned model"),
+        (synthetic_vqa(4), {"entropy": np.ones((3, 2))}, ValueError, "3 rows for 4"),
+        (synthetic_vqa(4), {"entropy": np.full((4, 2), np.nan)}, ValueError, "NaN"),
+    ],
+)
+def test_bad_inputs_rejected_with_a_clear_message(payload, context, error, message):
+    with pytest.raises(error, match=message):
+        BYE().check(payload, context)
+
+
+def test_bad_parameters():
+    with pytest.raises(ValueError, match="variant"):
+        BYE(variant="plus")
+    with pytest.raises(ValueError, match="separation"):
+        profile_layers(np.ones((4, 2)), separation=0)
+    with pytest.raises(ValueError, match="samples >= 2"):
+        profile_layers(np.ones(4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert profile_layers(_columns()[:, :1]).sensitive == [0]
