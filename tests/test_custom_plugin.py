@@ -78,14 +78,29 @@ def test_install_a_single_method_in_a_fresh_environment(tmp_path):
     uv = [sys.executable, "-m", "uv"]
     subprocess.run([*uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
     subprocess.run(
-        [*uv, "pip", "install", "-q", "--python", str(venv), ROOT / "core", ROOT / "packages" / "semicentroid"],
+        [
+            *uv,
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(venv),
+            ROOT / "core",
+            ROOT / "packages" / "semicentroid",
+        ],
         check=True,
     )
     listing = subprocess.run(
-        [*uv, "pip", "list", "--format", "json", "--python", str(venv)], capture_output=True, text=True, check=True
+        [*uv, "pip", "list", "--format", "json", "--python", str(venv)],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     names = {row["name"] for row in json.loads(listing.stdout)}
-    assert sorted(n for n in names if n.startswith("paperplug")) == ["paperplug", "paperplug-semicentroid"]
+    assert sorted(n for n in names if n.startswith("paperplug")) == [
+        "paperplug",
+        "paperplug-semicentroid",
+    ]
     assert "torch" not in names
     code = (
         "import numpy as np, paperplug; "
