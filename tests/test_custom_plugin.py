@@ -12,26 +12,19 @@ import paperplug
 from paperplug import compose, hookimpl
 
 ROOT = Path(__file__).resolve().parents[1]
+UV = [sys.executable, "-m", "uv"]
+
+
+def fresh_venv(where: Path, *requirements: str | Path) -> Path:
+    """A new virtual environment holding only `requirements` (and their dependencies)."""
+    venv = where / "venv"
+    subprocess.run([*UV, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
+    subprocess.run([*UV, "pip", "install", "-q", "--python", str(venv), *requirements], check=True)
+    return venv
 
 
 def test_entry_point_plugin_installed_in_a_fresh_environment(tmp_path):
-    venv = tmp_path / "venv"
-    uv = [sys.executable, "-m", "uv"]
-    subprocess.run([*uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
-    subprocess.run(
-        [
-            *uv,
-            "pip",
-            "install",
-            "-q",
-            "--python",
-            str(venv),
-            "-e",
-            ROOT / "core",
-            ROOT / "tests" / "custom_plugin",
-        ],
-        check=True,
-    )
+    venv = fresh_venv(tmp_path, "-e", ROOT / "core", ROOT / "tests" / "custom_plugin")
     listing = subprocess.run(
         [venv / "bin" / "paperplug", "list", "--json"], capture_output=True, text=True, check=True
     )
@@ -73,25 +66,10 @@ def test_run_time_plugin_appears_beside_installed_methods(installed_pm):
 
 
 def test_install_a_single_method_in_a_fresh_environment(tmp_path):
-    """Use 1: the core and one method's package, built as wheels, and nothing else."""
-    venv = tmp_path / "venv"
-    uv = [sys.executable, "-m", "uv"]
-    subprocess.run([*uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
-    subprocess.run(
-        [
-            *uv,
-            "pip",
-            "install",
-            "-q",
-            "--python",
-            str(venv),
-            ROOT / "core",
-            ROOT / "packages" / "semicentroid",
-        ],
-        check=True,
-    )
+    """Use 1: the core and one method's package, and nothing else."""
+    venv = fresh_venv(tmp_path, ROOT / "core", ROOT / "packages" / "semicentroid")
     listing = subprocess.run(
-        [*uv, "pip", "list", "--format", "json", "--python", str(venv)],
+        [*UV, "pip", "list", "--format", "json", "--python", str(venv)],
         capture_output=True,
         text=True,
         check=True,
