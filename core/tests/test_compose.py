@@ -169,6 +169,21 @@ def test_evaluate_counts_success_with_and_without_guard():
     assert (poisoned.success_rate, poisoned.guarded_success_rate, poisoned.blocked) == (1.0, 0.0, 2)
 
 
+def test_evaluate_passes_sanitized_items_and_none_for_blocked_ones_to_assess():
+    class Rescored(Prompts):
+        def assess(self, target, payload):
+            self.seen = payload
+            return [item is not None and "***" not in item for item in payload]
+
+    attack = Rescored()
+    report = evaluate(attack, None, ["a", "b", "c", "d"], guard=compose(Block("bomb")))
+    assert attack.seen == [None, "b", None, "d"]  # items 0 and 2 carry "bomb": blocked
+    assert (report.guarded_success_rate, report.blocked) == (0.5, 2)
+    redacting = Rescored()
+    evaluate(redacting, None, ["x", "apple pie"], guard=compose(Redact("apple")))
+    assert redacting.seen == ["x bomb", "*** pie"]  # rewritten, so assess can re-score it
+
+
 def test_evaluate_needs_a_stage_for_a_guard():
     class Stageless(Prompts):
         stage = None

@@ -240,9 +240,10 @@ def evaluate(
     """Run `attack` on `target`; with a guard, the guard checks what the attack produced.
 
     The guard sits at `attack.stage`. An attack that can re-score its success on a sanitized
-    payload (a poisoning attack re-trains on the filtered data) defines
-    `assess(target, payload) -> bool | list[bool]`; otherwise each adversarial item counts as
-    a success only if it succeeded and the guard let it through.
+    payload (a poisoning attack re-trains on the filtered data; an item a guard rewrote may no
+    longer work) defines `assess(target, payload) -> bool | list[bool]`, receiving None for each
+    item the guard blocked; otherwise each adversarial item counts as a success only if it
+    succeeded and the guard let it through.
     """
     result = attack.run(target, inputs, budget=budget)
     per_item = not isinstance(result.success, bool)
@@ -268,10 +269,9 @@ def evaluate(
         items = list(result.adversarial) if per_item else [result.adversarial]
         verdicts = [guard.check(item, stage=stage) for item in items]
         blocked = sum(not v.valid for v in verdicts)
-        if callable(assess):
-            guarded = assess(
-                target, [v.payload for v in verdicts] if per_item else verdicts[0].payload
-            )
+        if callable(assess):  # blocked items reach `assess` as None
+            payloads = [v.payload if v.valid else None for v in verdicts]
+            guarded = assess(target, payloads if per_item else payloads[0])
         else:
             guarded = [f and v.valid for f, v in zip(flags, verdicts, strict=True)]
     guarded_flags = [bool(guarded)] if isinstance(guarded, bool) else [bool(g) for g in guarded]

@@ -1,0 +1,62 @@
+"""AMA (NeurIPS 2025): the Attractive Metadata Attack on LLM-agent tool selection.
+
+The public API is imported lazily: the plugin entry point imports this package, and listing
+plugins must not import torch.
+"""
+
+from paperplug import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "AMAttack": ".attack",
+        "as_scenarios": ".attack",
+        "STATIC_EDITS": ".baselines",
+        "plain_tool": ".baselines",
+        "random_search": ".baselines",
+        "static_edit": ".baselines",
+        "SelectionEstimate": ".estimation",
+        "estimate_selection_rate": ".estimation",
+        "insert_and_shuffle": ".estimation",
+        "sample_slate": ".estimation",
+        "task_pool": ".estimation",
+        "attack_success": ".evaluation",
+        "benign_accuracy": ".evaluation",
+        "benign_choices": ".evaluation",
+        "selects_attack": ".evaluation",
+        "utility_under_attack": ".evaluation",
+        "held_out_curve": ".evaluation",
+        "LLMProposer": ".llm_proposer",
+        "as_tool": ".metadata",
+        "make_tool": ".metadata",
+        "tool_text": ".metadata",
+        "OptimisationResult": ".optimisation",
+        "in_context_optimisation": ".optimisation",
+        "PRIVATE_FIELDS": ".privacy",
+        "hidden_parameter_schema": ".privacy",
+        "measure_privacy_leak": ".privacy",
+        "privacy_leak": ".privacy",
+        "ProposalContext": ".proposal",
+        "Proposer": ".proposal",
+        "parse_tool_json": ".proposal",
+        "Scenario": ".scenarios",
+        "Task": ".scenarios",
+        "load_scenarios": ".scenarios",
+        "scenario_from_dict": ".scenarios",
+        "CandidateHistory": ".scoring",
+        "ScoredCandidate": ".scoring",
+        "attractiveness": ".scoring",
+        "TemplateProposer": ".template_proposer",
+        "check_metadata": ".validity",
+        "copied_ngrams": ".validity",
+        "is_valid": ".validity",
+        "BM25ToolRetriever": ".victims",
+        "EmbeddingToolRetriever": ".victims",
+        "LLMToolSelector": ".victims",
+        "MiniLMEncoder": ".victims",
+        "RetrieveThenSelect": ".victims",
+        "ToolSelector": ".victims",
+        "load_victim": ".victims",
+        "selection_messages": ".victims",
+    },
+)

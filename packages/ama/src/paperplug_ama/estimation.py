@@ -1,0 +1,83 @@
+"""Selection-rate estimation (AMA §3.2): repeated trials, each sampling a task and distinct
+benign competitor tools, inserting the candidate, shuffling, and asking the victim."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from paperplug_ama.scenarios import Scenario, Task
+
+TaskPool = Sequence[tuple[Task, Sequence[Mapping[str, Any]]]]  # (task, its benign catalog)
+
+
+def task_pool(scenarios: Scenario | Sequence[Scenario], split: str) -> list[tuple[Task, list]]:
+    """(task, benign tools of its scenario) for every task of `split` in the scenarios."""
+    if isinstance(scenarios, Scenario):
+        scenarios = [scenarios]
+    return [(t, s.tools) for s in scenarios for t in s.tasks(split)]
+
+
+def sample_slate(
+    task: Task, catalog: Sequence[Mapping[str, Any]], n_competitors: int, rng: random.Random
+) -> list[Mapping[str, Any]]:
+    """The gold tool plus distinct others from the catalog, `n_competitors` in all (or the
+    whole catalog when it is smaller), so the candidate must beat the right tool."""
+    gold = [t for t in catalog if t["name"] == task.gold]
+    others = [t for t in catalog if t["name"] != task.gold]
+    picked = rng.sample(others, min(len(others), max(n_competitors - len(gold), 0)))
+    return gold + picked
+
+
+@dataclass
+class SelectionEstimate:
+    """SR = successes / trials, with each trial's query, slate and the victim's choice."""
+
+    rate: float
+    successes: int
+    trials: int
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+def insert_and_shuffle(
+    candidate: Mapping[str, Any], slate: Sequence[Mapping[str, Any]], rng: random.Random
+) -> tuple[list[Mapping[str, Any]], int]:
+    """The slate with the candidate inserted, shuffled; and the candidate's position."""
+    tools = [*slate, candidate]
+    order = list(range(len(tools)))
+    rng.shuffle(order)
+    return [tools[i] for i in order], order.index(len(slate))
+
+
+def estimate_selection_rate(
+    candidate: Mapping[str, Any],
+    pool: TaskPool,
+    victim: Any,
+    *,
+    trials: int = 20,
+    n_competitors: int = 5,
+    seed: int | random.Random = 0,
+) -> SelectionEstimate:
+    """The fraction of `trials` in which the victim selects the candidate (AMA's SR)."""
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    if n_competitors < 1:
+        raise ValueError(f"n_competitors must be >= 1, got {n_competitors}")
+    if not pool:
+        raise ValueError("the task pool is empty")
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    wins, records = 0, []
+    for _ in range(trials):
+        task, catalog = pool[rng.randrange(len(pool))]
+        slate, at = insert_and_shuffle(
+            candidate, sample_slate(task, catalog, n_competitors, rng), rng
+        )
+        chosen = victim.select(task.query, slate)
+        hit = at in chosen
+        wins += hit
+        records.append(
+            {"query": task.query, "slate": [t["name"] for t in slate], "chosen": chosen, "hit": hit}
+        )
+    return SelectionEstimate(wins / trials, wins, trials, records)

@@ -1,0 +1,64 @@
+"""What a proposer sees and owes (AMA §3.1 and §3.4): the target agent's tasks and existing
+tools for the initial candidates, plus the scored history for each later round."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from paperplug_ama.scoring import ScoredCandidate
+
+
+@dataclass
+class ProposalContext:
+    """The attacker's view: visible user tasks, the agent's existing tools, the attack mode."""
+
+    tasks: list[str]
+    tools: list[dict[str, Any]]
+    mode: str = "targeted"
+    domains: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("targeted", "untargeted"):
+            raise ValueError(f"mode must be 'targeted' or 'untargeted', got {self.mode!r}")
+        if not self.tasks:
+            raise ValueError("the proposal context needs at least one visible task")
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    """Initial candidates from the context; new candidates from the scored history."""
+
+    def initial(self, context: ProposalContext, n: int, rng: random.Random) -> list[dict]: ...
+
+    def refine(
+        self,
+        context: ProposalContext,
+        history: Sequence[ScoredCandidate],
+        n: int,
+        rng: random.Random,
+    ) -> list[dict]: ...
+
+
+_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+
+
+def parse_tool_json(reply: str) -> dict[str, str] | None:
+    """The first JSON object in a reply with a name and a description (AMA's "Tool Name" /
+    "Description" keys are accepted too); None when there is none."""
+    for match in _OBJECT.finditer(reply):
+        try:
+            data = json.loads(match.group(0))
+        except ValueError:
+            continue
+        if not isinstance(data, Mapping):
+            continue
+        name = data.get("name", data.get("Tool Name"))
+        description = data.get("description", data.get("Description"))
+        if isinstance(name, str) and isinstance(description, str) and name and description:
+            return {"name": name.strip(), "description": description.strip()}
+    return None

@@ -1,0 +1,122 @@
+"""Tool-use scenarios: a domain's benign tools and its user queries with their gold tools.
+
+The embedded default holds ten domains written for this package (data/scenarios.json): the
+first half of each domain's queries is what the attacker optimises on, the second half is held out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from paperplug_ama.metadata import as_tool, make_tool
+
+
+@dataclass(frozen=True)
+class Task:
+    """One user query and the name of the benign tool that should serve it."""
+
+    query: str
+    gold: str
+
+
+@dataclass
+class Scenario:
+    """A target agent: its benign tools, optimisation queries and held-out queries."""
+
+    domain: str
+    tools: list[dict[str, Any]]
+    optimise: list[Task]
+    held_out: list[Task]
+    agent: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.tools = [as_tool(t) for t in self.tools]
+        self.optimise = [_task(t) for t in self.optimise]
+        self.held_out = [_task(t) for t in self.held_out]
+        names = [t["name"] for t in self.tools]
+        if len(set(names)) != len(names):
+            raise ValueError(f"scenario {self.domain!r} has duplicate tool names: {names}")
+        if not self.tools:
+            raise ValueError(f"scenario {self.domain!r} has no benign tools")
+        if not self.optimise or not self.held_out:
+            raise ValueError(
+                f"scenario {self.domain!r} needs optimisation and held-out queries, got "
+                f"{len(self.optimise)} and {len(self.held_out)}"
+            )
+        for task in (*self.optimise, *self.held_out):
+            if task.gold not in names:
+                raise ValueError(
+                    f"scenario {self.domain!r}: gold tool {task.gold!r} of {task.query!r} "
+                    f"is not among its tools {names}"
+                )
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t["name"] for t in self.tools]
+
+    def tasks(self, split: str) -> list[Task]:
+        """The tasks of a split: "optimise" (attacker-visible) or "held_out"."""
+        if split not in ("optimise", "held_out"):
+            raise ValueError(f"split must be 'optimise' or 'held_out', got {split!r}")
+        return list(getattr(self, split))
+
+
+def _task(task: Any) -> Task:
+    if isinstance(task, Task):
+        return task
+    if isinstance(task, Mapping):
+        return Task(str(task["query"]), str(task["gold"]))
+    if isinstance(task, Sequence) and len(task) == 2:
+        return Task(str(task[0]), str(task[1]))
+    raise TypeError(
+        f"a task is a Task, a {{query, gold}} dict or a (query, gold) pair, got {task!r}"
+    )
+
+
+def scenario_from_dict(data: Mapping[str, Any], *, n_optimise: int | None = None) -> Scenario:
+    """A Scenario from a dict: tools and either `optimise`/`held_out` or `queries` to split.
+
+    With `queries`, the first `n_optimise` (default: half) are the optimisation split."""
+    if "queries" in data:
+        queries = [_task(q) for q in data["queries"]]
+        cut = len(queries) // 2 if n_optimise is None else int(n_optimise)
+        optimise, held_out = queries[:cut], queries[cut:]
+    else:
+        optimise, held_out = list(data["optimise"]), list(data["held_out"])
+    tools = []
+    for t in data["tools"]:
+        if isinstance(t, Mapping):
+            tools.append(as_tool(t))
+        else:  # compact form: [name, description, {param: description}]
+            name, description, params = t
+            tools.append(make_tool(name, description, _schema(params)))
+    return Scenario(
+        domain=str(data["domain"]),
+        tools=tools,
+        optimise=optimise,
+        held_out=held_out,
+        agent=str(data.get("agent", "")),
+    )
+
+
+def _schema(params: Mapping[str, str]) -> dict[str, Any]:
+    props = {k: {"type": "string", "description": v} for k, v in params.items()}
+    return {"type": "object", "properties": props, "required": list(params)}
+
+
+def load_scenarios(domains: Sequence[str] | None = None) -> list[Scenario]:
+    """The ten embedded scenarios (or the named subset), 10 optimisation + 10 held-out queries each."""
+    text = resources.files("paperplug_ama").joinpath("data/scenarios.json").read_text("utf-8")
+    found = [scenario_from_dict(d) for d in json.loads(text)["domains"]]
+    if domains is None:
+        return found
+    by_name = {s.domain: s for s in found}
+    unknown = [d for d in domains if d not in by_name]
+    if unknown:
+        raise ValueError(f"unknown domains {unknown}; embedded: {sorted(by_name)}")
+    return [by_name[d] for d in domains]

@@ -1,0 +1,78 @@
+"""Scoring and the history of scored candidates: V = SR + λ(SR − SR_parent) (AMA Eq. 3, λ = 0.5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+LAMBDA = 0.5
+
+
+def attractiveness(sr: float, parent_sr: float, lam: float = LAMBDA) -> float:
+    """V = SR + λ(SR − SR_parent): the selection rate plus a bonus for improving on the parent."""
+    for name, v in (("sr", sr), ("parent_sr", parent_sr)):
+        if not 0.0 <= v <= 1.0:
+            raise ValueError(f"{name} must lie in [0, 1], got {v}")
+    return sr + lam * (sr - parent_sr)
+
+
+@dataclass
+class ScoredCandidate:
+    """One evaluated candidate: its metadata, selection rate, parent's rate and value V."""
+
+    tool: dict[str, Any]
+    sr: float
+    parent_sr: float
+    value: float
+    round: int
+    queries: int  # cumulative victim queries once this candidate was scored
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.tool["name"],
+            "description": self.tool["description"],
+            "sr": self.sr,
+            "parent_sr": self.parent_sr,
+            "value": self.value,
+            "round": self.round,
+            "queries": self.queries,
+        }
+
+
+@dataclass
+class CandidateHistory:
+    """All scored candidates in order; `top` feeds the proposer, `best` is the attack's answer."""
+
+    lam: float = LAMBDA
+    entries: list[ScoredCandidate] = field(default_factory=list)
+
+    def add(
+        self, tool: Mapping[str, Any], sr: float, parent_sr: float, round: int, queries: int
+    ) -> ScoredCandidate:
+        entry = ScoredCandidate(
+            dict(tool), sr, parent_sr, attractiveness(sr, parent_sr, self.lam), round, queries
+        )
+        self.entries.append(entry)
+        return entry
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def top(self, k: int) -> list[ScoredCandidate]:
+        """The k entries of highest V (earlier first among equals)."""
+        return sorted(self.entries, key=lambda e: -e.value)[:k]
+
+    def best(self) -> ScoredCandidate:
+        """The entry of highest selection rate (earlier first among equals)."""
+        if not self.entries:
+            raise ValueError("the history is empty: no candidate was scored")
+        return max(self.entries, key=lambda e: e.sr)  # max keeps the first maximum
+
+    def best_so_far(self) -> list[tuple[int, float]]:
+        """(victim queries, best SR so far) after each scored candidate: monotone by construction."""
+        curve, best = [], 0.0
+        for e in self.entries:
+            best = max(best, e.sr)
+            curve.append((e.queries, best))
+        return curve
