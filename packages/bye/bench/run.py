@@ -94,12 +94,16 @@ def main() -> None:
         t0 = time.time()
         verdict = BYE(run.model, processor).check(run.dataset)
         t_bye = time.time() - t0
+        ashman = BYE(test="ashman", standardize=False)  # opt-in options, same entropy matrix
+        E = verdict.details["entropy"]
         t0 = time.time()
         feats = last_token_features(run.model, processor, run.dataset)
         labels = np.array([r["answer"] for r in run.dataset])
         filters = {
             "BYE (paper)": verdict.details["paper"]["removed"],
             "BYE (robust)": verdict.details["robust"]["removed"],
+            "BYE (paper, Ashman D)": ashman.detect(E, "paper").removed,
+            "BYE (robust, Ashman D, raw mean)": ashman.detect(E, "robust").removed,
             "Spectral Signatures": spectral_signatures(feats, labels, rate),
             "Activation Clustering": activation_clustering(feats, labels, args.seed),
         }

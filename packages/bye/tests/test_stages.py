@@ -166,6 +166,38 @@ def test_clustering_flags_the_planted_low_entropy_rows_and_robust_zscores_help()
     assert np.flatnonzero(minority.flags).tolist() == planted.tolist()
 
 
+def test_ashman_test_admits_a_small_spread_low_mode_the_paper_rule_rejects():
+    # the bench's 5% patch shape: 20 of 400 rows partially collapsed (spread 0..1.6 nats) and
+    # 8 clean rows in a low tail in layer 0; layer 1 splits the clean rows by answer class
+    # into two tight modes (46% / 54%)
+    rng = np.random.default_rng(1)
+    n, planted, tail = 400, np.arange(0, 400, 20), np.arange(1, 160, 20)
+    E = np.c_[rng.normal(2.4, 0.15, n), np.where(np.arange(n) % 50 < 23, 1.95, 2.41)]
+    E[:, 1] += rng.normal(0, 0.05, n)
+    E[planted, 0] = rng.uniform(0.0, 1.6, planted.size)
+    E[tail, 0] = rng.uniform(1.6, 1.95, tail.size)
+    paper = profile_layers(E)
+    # the low component absorbs the tail and widens: |mu1-mu2| > 2(sd1+sd2) fails there
+    assert paper.sensitive == [1]
+    ashman = profile_layers(E, test="ashman")
+    assert ashman.sensitive == [0, 1]
+    for fit in ashman.fits:
+        (m0, m1), (s0, s1) = fit.means, fit.stds
+        assert fit.ashman_d == pytest.approx(math.sqrt(2) * (m1 - m0) / math.hypot(s0, s1))
+        assert fit.bimodal == (fit.ashman_d > 2.0)
+    # raw means let the 2-nat collapse outvote the 0.46-nat answer split; z-scores do not
+    raw = BYE(test="ashman", standardize=False).detect(E, "robust")
+    assert set(raw.removed) <= set(planted) | set(tail)
+    assert len(set(raw.removed) & set(planted)) >= 0.9 * planted.size
+    z = BYE(test="ashman").detect(E, "robust")
+    assert len(z.removed) > 2 * (planted.size + tail.size)
+    np.testing.assert_allclose(raw.clustering.scores, E.mean(1))
+    with pytest.raises(ValueError, match="test"):
+        BYE(test="dip")
+    with pytest.raises(ValueError, match="test"):
+        profile_layers(E, test="dip")
+
+
 def test_no_sensitive_layer_is_reported_and_nothing_removed():
     rows = synthetic_vqa(50, seed=0)
     E = np.random.default_rng(0).normal(2.5, 0.1, (50, 4))

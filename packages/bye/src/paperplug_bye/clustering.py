@@ -27,9 +27,17 @@ class Clustering:
 
 
 def suspicion_scores(
-    entropy: np.ndarray, layers: Sequence[int], *, variant: Variant = "paper"
+    entropy: np.ndarray,
+    layers: Sequence[int],
+    *,
+    variant: Variant = "paper",
+    standardize: bool | None = None,
 ) -> np.ndarray:
-    """Mean entropy over `layers`; the robust variant z-scores each layer first (scales differ by layer)."""
+    """Mean entropy over `layers`; z-score each layer first if `standardize` (None: robust only).
+
+    Raw means (the paper) let a layer with a large collapse gap dominate; z-scores give every
+    selected layer the same vote.
+    """
     E = check_entropy(entropy)
     layers = list(layers)
     if not layers:
@@ -39,7 +47,9 @@ def suspicion_scores(
     if min(layers) < 0 or max(layers) >= E.shape[1]:
         raise ValueError(f"layers {layers} out of range 0..{E.shape[1] - 1}")
     cols = E[:, layers]
-    if variant == "robust":
+    if standardize is None:
+        standardize = variant == "robust"
+    if standardize:
         std = cols.std(0)
         cols = (cols - cols.mean(0)) / np.where(std > 0, std, 1.0)
     return cols.mean(1)
@@ -51,6 +61,7 @@ def cluster_suspicious(
     *,
     variant: Variant = "paper",
     direction: Literal["low", "minority"] = "low",
+    standardize: bool | None = None,
     seed: int = 0,
 ) -> Clustering:
     """Two-component GMM on the sensitive-layer scores; flag the low-mean component.
@@ -62,7 +73,7 @@ def cluster_suspicious(
 
     if direction not in ("low", "minority"):
         raise ValueError(f"direction must be 'low' or 'minority', got {direction!r}")
-    scores = suspicion_scores(entropy, layers, variant=variant)
+    scores = suspicion_scores(entropy, layers, variant=variant, standardize=standardize)
     gmm = GaussianMixture(n_components=2, random_state=seed).fit(scores.reshape(-1, 1))
     labels = gmm.predict(scores.reshape(-1, 1))
     means, weights = gmm.means_.ravel(), gmm.weights_

@@ -13,7 +13,13 @@ from paperplug.roles import Verdict
 from paperplug_bye.attention import AttentionExtractor, ImageTokenMask
 from paperplug_bye.clustering import Clustering, cluster_suspicious
 from paperplug_bye.entropy import entropy_matrix
-from paperplug_bye.profiling import LayerProfile, Variant, check_entropy, profile_layers
+from paperplug_bye.profiling import (
+    LayerProfile,
+    SeparationTest,
+    Variant,
+    check_entropy,
+    profile_layers,
+)
 from paperplug_bye.prompting import PROMPT_TEMPLATE, check_rows
 
 NO_SENSITIVE_LAYER = "no sensitive layer: no layer's entropy is bimodal, so BYE removed nothing"
@@ -38,20 +44,22 @@ def detect(
     separation: float = 2.0,
     min_weight: float = 0.02,
     direction: Literal["low", "minority"] = "low",
+    test: SeparationTest = "paper",
+    standardize: bool | None = None,
     seed: int = 0,
 ) -> Detection:
     """Stages 3-4 on a (samples, layers) entropy matrix: profile the layers, cluster the scores."""
     profile = profile_layers(
-        entropy, separation=separation, variant=variant, seed=seed, min_weight=min_weight
-    )
+        entropy, separation=separation, variant=variant, seed=seed, min_weight=min_weight,
+        test=test,
+    )  # fmt: skip
     if not profile.sensitive:
         return Detection(profile, None)
-    return Detection(
-        profile,
-        cluster_suspicious(
-            entropy, profile.sensitive, variant=variant, direction=direction, seed=seed
-        ),
-    )
+    clustering = cluster_suspicious(
+        entropy, profile.sensitive, variant=variant, direction=direction,
+        standardize=standardize, seed=seed,
+    )  # fmt: skip
+    return Detection(profile, clustering)
 
 
 def filter_dataset(dataset: Sequence[Any], removed: Sequence[int]) -> tuple[Any, list[int]]:
@@ -71,7 +79,8 @@ class BYE:
     The fine-tuned model (and its processor) come from the constructor, `fit(model, processor)`,
     or the `check` context keys "model" / "processor"; a precomputed (samples, layers) matrix
     can come as context["entropy"]. Both variants are always computed and reported; `variant`
-    picks the one that filters ("paper" by default, "robust" opt-in).
+    picks the one that filters ("paper" by default, "robust" opt-in). `test` ("paper" or
+    "ashman") and `standardize` (None: z-scores under the robust variant only) apply to both.
     """
 
     stage = "train_data"
@@ -86,6 +95,8 @@ class BYE:
         separation: float = 2.0,
         min_weight: float = 0.02,
         direction: Literal["low", "minority"] = "low",
+        test: SeparationTest = "paper",
+        standardize: bool | None = None,
         relative: bool = False,
         seed: int = 0,
         template: str = PROMPT_TEMPLATE,
@@ -95,7 +106,10 @@ class BYE:
         if variant not in ("paper", "robust"):
             raise ValueError(f"variant must be 'paper' or 'robust', got {variant!r}")
         self.model, self.processor, self.variant = model, processor, variant
+        if test not in ("paper", "ashman"):
+            raise ValueError(f"test must be 'paper' or 'ashman', got {test!r}")
         self.separation, self.min_weight, self.direction = separation, min_weight, direction
+        self.test, self.standardize = test, standardize
         self.relative, self.seed, self.template = relative, seed, template
         self.image_token_mask, self.batch_size = image_token_mask, batch_size
 
@@ -128,7 +142,8 @@ class BYE:
         """Stages 3-4 with this defense's settings."""
         return detect(
             entropy, variant=variant or self.variant, separation=self.separation,
-            min_weight=self.min_weight, direction=self.direction, seed=self.seed,
+            min_weight=self.min_weight, direction=self.direction, test=self.test,
+            standardize=self.standardize, seed=self.seed,
         )  # fmt: skip
 
     def check(self, payload: Sequence[Any], context: Mapping[str, Any] | None = None) -> Verdict:

@@ -2,7 +2,9 @@
 
 Per layer, a two-component GMM on the entropy column; the layer is sensitive when the means
 are further apart than `separation` times the summed standard deviations. The KL divergence
-from the low-mean to the high-mean Gaussian ranks the layers.
+from the low-mean to the high-mean Gaussian ranks the layers. `test="ashman"` (opt-in, not in
+the paper) uses Ashman's D = sqrt(2)|mu1-mu2| / sqrt(sd1^2 + sd2^2) > separation instead, which
+still admits a small low-entropy mode whose collapse is partial, hence spread out.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Literal
 import numpy as np
 
 Variant = Literal["paper", "robust"]
+SeparationTest = Literal["paper", "ashman"]
 
 
 @dataclass
@@ -23,6 +26,7 @@ class LayerFit:
     stds: tuple[float, float]
     weights: tuple[float, float]
     kl: float
+    ashman_d: float
     bimodal: bool
     minority_low: bool
 
@@ -48,9 +52,17 @@ def gaussian_kl(mean1: float, std1: float, mean2: float, std2: float) -> float:
 
 
 def fit_layer(
-    values: np.ndarray, *, separation: float = 2.0, seed: int = 0, min_weight: float = 0.02
+    values: np.ndarray,
+    *,
+    separation: float = 2.0,
+    seed: int = 0,
+    min_weight: float = 0.02,
+    test: SeparationTest = "paper",
 ) -> LayerFit:
-    """Two-component GMM on one entropy column and the bimodal-separation test |mu1-mu2| > s(sd1+sd2)."""
+    """Two-component GMM on one entropy column and the bimodal-separation test.
+
+    test="paper": |mu1-mu2| > s(sd1+sd2) (paper §3.3); test="ashman": Ashman's D > s.
+    """
     from sklearn.mixture import GaussianMixture
 
     gmm = GaussianMixture(n_components=2, random_state=seed).fit(
@@ -60,12 +72,16 @@ def fit_layer(
     stds = np.sqrt(gmm.covariances_.ravel())
     order = np.argsort(means)
     (m0, m1), (s0, s1), (w0, w1) = means[order], stds[order], gmm.weights_[order]
+    ashman_d = float(np.sqrt(2.0) * (m1 - m0) / np.hypot(s0, s1))
     return LayerFit(
         means=(float(m0), float(m1)),
         stds=(float(s0), float(s1)),
         weights=(float(w0), float(w1)),
         kl=gaussian_kl(m0, s0, m1, s1),
-        bimodal=bool(abs(m1 - m0) > separation * (s0 + s1)),
+        ashman_d=ashman_d,
+        bimodal=bool(
+            ashman_d > separation if test == "ashman" else abs(m1 - m0) > separation * (s0 + s1)
+        ),
         minority_low=bool(min_weight <= w0 <= 0.5),
     )
 
@@ -77,20 +93,24 @@ def profile_layers(
     variant: Variant = "paper",
     seed: int = 0,
     min_weight: float = 0.02,
+    test: SeparationTest = "paper",
 ) -> LayerProfile:
     """Sensitive layers of a (samples, layers) entropy matrix.
 
     variant="paper": the official rule. variant="robust": also requires the low-mean component
     to be a minority holding at least `min_weight` of the samples, which rejects a layer whose
     GMM split off a degenerate outlier or whose low mode is the bulk of the data.
+    `test` picks the separation test ("paper" or "ashman", see `fit_layer`).
     """
     E = check_entropy(entropy)
     if variant not in ("paper", "robust"):
         raise ValueError(f"variant must be 'paper' or 'robust', got {variant!r}")
+    if test not in ("paper", "ashman"):
+        raise ValueError(f"test must be 'paper' or 'ashman', got {test!r}")
     if not separation > 0:
         raise ValueError(f"separation must be positive, got {separation}")
     fits = [
-        fit_layer(E[:, layer], separation=separation, seed=seed, min_weight=min_weight)
+        fit_layer(E[:, layer], separation=separation, seed=seed, min_weight=min_weight, test=test)
         for layer in range(E.shape[1])
     ]
     sensitive = [
