@@ -14,7 +14,9 @@ import time
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--budget", type=int, default=1000, help="victim queries per domain")
+    parser.add_argument(
+        "--budget", type=int, default=2200, help="victim queries per domain (AMA: 110 x 20)"
+    )
     parser.add_argument("--llm-domains", type=int, default=3, help="domains for SmolLM2 transfer")
     parser.add_argument("--seeds", type=int, default=2)
     args = parser.parse_args(argv)

@@ -127,12 +127,63 @@ def test_loop_rejects_invalid_proposals_and_respects_budget(travel):
     pool = task_pool(travel, "optimise")
     ctx = ProposalContext([t.query for t, _ in pool], travel.tools)
     res = in_context_optimisation(
-        pool, ctx, NameVictim("nomatch"), Scripted(), rounds=50, trials=4, budget=30
+        pool, ctx, NameVictim("nomatch"), Scripted(), rounds=50, trials=4, budget=30, race_top=0
     )
     assert res.queries <= 30 and res.stopped == "budget" and len(res.history) == 7
     assert res.invalid[0]["tool"]["name"] == "Bad Name"
     hit = in_context_optimisation(pool, ctx, NameVictim("zz"), Scripted(), rounds=5, trials=4)
     assert hit.stopped == "target" and hit.rounds == 0 and hit.best.sr == 1.0
+
+
+def test_stratified_trials_cover_tasks_equally_and_race_is_charged(travel):
+    pool, cand = task_pool(travel, "optimise"), {"name": "zz_tool", "description": "d"}
+    est = estimate_selection_rate(cand, pool, BM25ToolRetriever(), trials=20, seed=1)
+    counts = {t.query: 0 for t, _ in pool}
+    for r in est.records:
+        counts[r["query"]] += 1
+    assert set(counts.values()) == {2}
+
+    class Counting(NameVictim):
+        calls = 0
+
+        def select(self, query, tools):
+            Counting.calls += 1
+            return super().select(query, tools)
+
+    ctx = ProposalContext([t.query for t, _ in pool], travel.tools, domains=["travel"])
+    res = in_context_optimisation(
+        pool, ctx, Counting("nomatch"), TemplateProposer(), trials=10, budget=300, race_top=3
+    )
+    assert Counting.calls == res.queries <= 300 and len(res.race) == 3
+    assert res.best.tool in [r["entry"].tool for r in res.race]
+    won = max(res.race, key=lambda r: r["pooled_sr"])
+    assert res.best.sr == won["pooled_sr"] == (won["entry"].sr * 10 + won["fresh_sr"] * 10) / 20
+
+
+def test_template_credit_is_the_shrunk_mean_sr_gain():
+    h = CandidateHistory()
+    h.add({"name": "a", "description": "Hi. Key topics: x, y."}, 0.8, 0.0, 0, 1)
+    h.add({"name": "b", "description": "Key topics: y."}, 0.2, 0.0, 0, 2)
+    credit = TemplateProposer().credit(h.entries, prior=2.0)
+    mean = 0.5
+    assert credit["topic"]["x"] == pytest.approx((0.8 + 2 * mean) / 3 - mean)
+    assert credit["topic"]["y"] == pytest.approx(0.0)
+    assert credit["sentence"]["Hi."] == pytest.approx(credit["topic"]["x"])
+
+
+def test_in_context_loop_beats_random_search_on_optimisation_sr():
+    """Equal budget (the paper's 110 candidates x 20 trials), three seeds, BM25 victim: the
+    history-driven proposer finds tools of higher SR on the attacker's queries."""
+    scenarios, victim = load_scenarios(), BM25ToolRetriever()
+    sr = {}
+    for use_history in (True, False):
+        runs = [
+            AMAttack(seed=s, use_history=use_history).run(victim, scenarios, budget=22000)
+            for s in range(3)
+        ]
+        assert all(r.queries <= 22000 for r in runs)
+        sr[use_history] = [sum(g["train_sr"] for g in r.meta["groups"]) / 10 for r in runs]
+    assert sum(sr[True]) / 3 > sum(sr[False]) / 3 + 0.02
 
 
 def test_bm25_matches_hand_computation():

@@ -32,6 +32,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "tool_text": ".metadata",
         "OptimisationResult": ".optimisation",
         "in_context_optimisation": ".optimisation",
+        "race_best": ".optimisation",
         "PRIVATE_FIELDS": ".privacy",
         "hidden_parameter_schema": ".privacy",
         "measure_privacy_leak": ".privacy",

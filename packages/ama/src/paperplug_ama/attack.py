@@ -38,7 +38,8 @@ def as_scenarios(inputs: Any) -> list[Scenario]:
 
 class AMAttack:
     """AMA with the paper's defaults: 10 rounds of 10 candidates, top-100 history, λ = 0.5,
-    20 trials per selection rate, target rate 0.95 (targeted; 0.8 and two tools untargeted).
+    20 trials per selection rate, target rate 0.95 (targeted; 0.8 and two tools untargeted);
+    plus our noise controls: shared trials within a round and a final race of the top 5.
 
     `proposer`: "template" (offline phrase bank), a ChatModel (LLM proposer) or a Proposer.
     Targeted mode optimises one tool per scenario; untargeted one tool over all of them.
@@ -60,6 +61,8 @@ class AMAttack:
         target_rate: float | None = None,
         hidden_fields: Sequence[str] = DEFAULT_FIELDS,
         use_history: bool = True,
+        common_trials: bool = True,
+        race_top: int = 5,
         seed: int = 0,
         progress: Any = None,
     ) -> None:
@@ -72,6 +75,7 @@ class AMAttack:
             target_rate if target_rate is not None else (0.95 if mode == "targeted" else 0.8)
         )
         self.hidden_fields, self.use_history = tuple(hidden_fields), use_history
+        self.common_trials, self.race_top = common_trials, race_top
         self.seed, self.progress = seed, progress
         self.parameters = hidden_parameter_schema(self.hidden_fields) if hidden_fields else None
         self._held_out: list[tuple[Any, Any, int]] = []
@@ -132,6 +136,8 @@ class AMAttack:
                 budget=share,
                 parameters=self.parameters,
                 use_history=self.use_history,
+                common_trials=self.common_trials,
+                race_top=self.race_top,
                 seed=self.seed + g,
                 progress=self.progress,
             )

@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         smol = LLMToolSelector(get_chat_model("smollm2"))  # log-likelihood of each tool name
         travel = [s for s in scenarios if s.domain == "travel"]
-        attack = AMAttack(trials=10, per_round=3, rounds=10, seed=args.seed, progress=_log)
+        attack = AMAttack(  # 60 queries: no room for a final race
+            trials=10, per_round=3, rounds=10, race_top=0, seed=args.seed, progress=_log
+        )
         res = attack.run(smol, travel, budget=args.llm_budget)
         g = res.meta["groups"][0]
         cue = attack_success(

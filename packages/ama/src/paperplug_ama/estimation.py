@@ -59,8 +59,13 @@ def estimate_selection_rate(
     trials: int = 20,
     n_competitors: int = 5,
     seed: int | random.Random = 0,
+    stratified: bool = True,
 ) -> SelectionEstimate:
-    """The fraction of `trials` in which the victim selects the candidate (AMA's SR)."""
+    """The fraction of `trials` in which the victim selects the candidate (AMA's SR).
+
+    `stratified` draws the tasks as shuffled passes over the pool (each task as often as the
+    others) rather than independently, which removes the task-mix part of the estimate's noise.
+    An integer seed fixes every trial, so candidates scored with one seed share them."""
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
     if n_competitors < 1:
@@ -69,8 +74,13 @@ def estimate_selection_rate(
         raise ValueError("the task pool is empty")
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     wins, records = 0, []
-    for _ in range(trials):
-        task, catalog = pool[rng.randrange(len(pool))]
+    for t in range(trials):
+        if stratified:
+            if t % len(pool) == 0:
+                order = rng.sample(range(len(pool)), len(pool))
+            task, catalog = pool[order[t % len(pool)]]
+        else:
+            task, catalog = pool[rng.randrange(len(pool))]
         slate, at = insert_and_shuffle(
             candidate, sample_slate(task, catalog, n_competitors, rng), rng
         )

@@ -1,6 +1,7 @@
 """The in-context optimisation loop (AMA Alg. 1): score the initial candidates, then each round
 show the proposer the top of the scored history and score its new candidates, until the best
-selection rate reaches the target or the victim-query budget runs out."""
+selection rate reaches the target or the victim-query budget runs out; then race the top few
+on fresh trials to pick the answer."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class OptimisationResult:
     rounds: int
     invalid: list[dict[str, Any]] = field(default_factory=list)
     stopped: str = ""
+    race: list[dict[str, Any]] = field(default_factory=list)
 
 
 def in_context_optimisation(
@@ -45,12 +47,18 @@ def in_context_optimisation(
     parameters: Mapping[str, Any] | None = None,
     validity: Mapping[str, Any] | None = None,
     use_history: bool = True,
+    common_trials: bool = True,
+    race_top: int = 5,
+    race_trials: int | None = None,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> OptimisationResult:
     """Run the loop; `use_history=False` turns it into random search over fresh proposals.
 
-    Stops once `stop_after` candidates reach `target_rate` (AMA: 1 targeted, 2 untargeted)."""
+    Stops once `stop_after` candidates reach `target_rate` (AMA: 1 targeted, 2 untargeted).
+    `common_trials`: a round's candidates share their trials (common random numbers). The
+    answer is the best of the `race_top` highest-SR candidates re-estimated on `race_trials`
+    fresh shared trials (pooled with their first ones); the race's queries count in `budget`."""
     if rounds < 0 or per_round < 1 or history_size < 1:
         raise ValueError(
             f"need rounds >= 0, per_round >= 1, history_size >= 1; got {rounds}, {per_round}, "
@@ -58,6 +66,13 @@ def in_context_optimisation(
         )
     if budget is not None and budget < trials:
         raise ValueError(f"budget {budget} is below the {trials} victim queries of one candidate")
+    if race_top < 0 or (race_trials is not None and race_trials < 1):
+        raise ValueError(f"need race_top >= 0 and race_trials >= 1, got {race_top}, {race_trials}")
+    race_trials = trials if race_trials is None else race_trials
+    if budget is not None:  # the race's share, shrunk so that one candidate still fits
+        race_top = min(race_top, (budget - trials) // race_trials)
+    race_top = race_top if race_top >= 2 else 0
+    spend = None if budget is None else budget - race_top * race_trials
     rng = random.Random(seed)
     history, invalid = CandidateHistory(lam=lam), []
     existing = [t["name"] for t in context.tools]
@@ -65,6 +80,7 @@ def in_context_optimisation(
 
     def score(proposals: Sequence[Mapping[str, Any]], parent_sr: float, round_: int) -> bool:
         nonlocal queries
+        shared = rng.randrange(2**32)
         for proposal in proposals:
             tool = {
                 **proposal,
@@ -76,10 +92,15 @@ def in_context_optimisation(
             if problems:
                 invalid.append({"tool": tool, "problems": problems})
                 continue
-            if budget is not None and queries + trials > budget:
+            if spend is not None and queries + trials > spend:
                 return False
             est = estimate_selection_rate(
-                tool, pool, victim, trials=trials, n_competitors=n_competitors, seed=rng
+                tool,
+                pool,
+                victim,
+                trials=trials,
+                n_competitors=n_competitors,
+                seed=shared if common_trials else rng,
             )
             queries += trials
             history.add(tool, est.rate, parent_sr, round_, queries)
@@ -119,4 +140,44 @@ def in_context_optimisation(
             f"no valid candidate was scored ({len(invalid)} rejected); first problems: "
             f"{invalid[0]['problems'] if invalid else 'none proposed'}"
         )
-    return OptimisationResult(history, history.best(), queries, done_rounds, invalid, stopped)
+    best, race = race_best(
+        history,
+        pool,
+        victim,
+        top=race_top,
+        trials=race_trials,
+        first_trials=trials,
+        n_competitors=n_competitors,
+        seed=rng.randrange(2**32),
+    )
+    queries += len(race) * race_trials
+    return OptimisationResult(history, best, queries, done_rounds, invalid, stopped, race)
+
+
+def race_best(
+    history: CandidateHistory,
+    pool: TaskPool,
+    victim: Any,
+    *,
+    top: int = 5,
+    trials: int = 20,
+    first_trials: int = 20,
+    n_competitors: int = 5,
+    seed: int = 0,
+) -> tuple[ScoredCandidate, list[dict[str, Any]]]:
+    """Re-estimate the `top` highest-SR candidates on the same `trials` fresh trials and return
+    the one of highest SR pooled over both estimates (a racing step, so one lucky estimate does
+    not decide) and the race's record; with top < 2 the history's best is kept, unraced."""
+    ranked = sorted(history.entries, key=lambda e: -e.sr)[:top]
+    if top < 2 or len(ranked) < 2:
+        return history.best(), []
+    race = []
+    for e in ranked:
+        est = estimate_selection_rate(
+            e.tool, pool, victim, trials=trials, n_competitors=n_competitors, seed=seed
+        )
+        pooled = (e.sr * first_trials + est.successes) / (first_trials + trials)
+        race.append({"entry": e, "fresh_sr": est.rate, "pooled_sr": pooled})
+    won = max(race, key=lambda r: r["pooled_sr"])  # max keeps the first (higher-SR) maximum
+    e = won["entry"]
+    return ScoredCandidate(e.tool, won["pooled_sr"], e.parent_sr, e.value, e.round, e.queries), race

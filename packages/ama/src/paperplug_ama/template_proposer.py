@@ -154,10 +154,20 @@ class TemplateProposer:
     and applies 1-3 mutations (add/drop/replace a topic, add/drop/rewrite/swap a sentence,
     rename, crossover of two parents)."""
 
-    def __init__(self, *, n_keywords: int = 40, max_words: int = MAX_WORDS, ngram: int = NGRAM):
+    def __init__(
+        self,
+        *,
+        n_keywords: int = 40,
+        max_words: int = MAX_WORDS,
+        ngram: int = NGRAM,
+        explore: float = 0.5,
+    ):
         if n_keywords < 4:
             raise ValueError(f"n_keywords must be >= 4, got {n_keywords}")
+        if not 0.0 <= explore <= 1.0:
+            raise ValueError(f"explore must lie in [0, 1], got {explore}")
         self.n_keywords, self.max_words, self.ngram = n_keywords, max_words, ngram
+        self.explore = explore
 
     # -- the phrase bank ---------------------------------------------------------------------
     def keywords(self, context: ProposalContext) -> list[str]:
@@ -236,23 +246,57 @@ class TemplateProposer:
         n: int,
         rng: random.Random,
     ) -> list[dict]:
+        """Children of rank-weighted parents (weight 1/rank by V), whose added topics and
+        sentences are drawn, half the time, by their credit in the history (`credit`)."""
         if not history:
             return self.initial(context, n, rng)
-        weights = [max(e.value, 0.0) + 0.05 for e in history]
+        ranked = sorted(history, key=lambda e: -e.value)
+        weights = [1.0 / (i + 1) for i in range(len(ranked))]
+        credit = self.credit(history)
         out = []
         for _ in range(n):
-            parent, other = rng.choices(list(history), weights=weights, k=2)
+            if rng.random() < self.explore:
+                out.append(self._fresh(context, rng))
+                continue
+            parent, other = rng.choices(ranked, weights=weights, k=2)
             for _ in range(20):
                 child = dict(parent.tool)
                 for _ in range(rng.choice((1, 1, 2))):
-                    child = self.mutate(child, other.tool, context, rng)
+                    child = self.mutate(child, other.tool, context, rng, credit)
                 if self._fits(child, context):
                     break
             out.append({"name": child["name"], "description": child["description"]})
         return out
 
-    def mutate(self, tool: dict, other: dict, context: ProposalContext, rng: random.Random) -> dict:
-        """One random edit of `tool` (sentences and topics are the units; `other` is the mate)."""
+    def credit(self, history: Sequence[ScoredCandidate], prior: float = 2.0) -> dict[str, dict]:
+        """Per topic word and per sentence seen in the history: its mean SR, shrunk towards the
+        history's mean by `prior` pseudo-counts, minus that mean (how much it raised SR)."""
+        mean = sum(e.sr for e in history) / len(history)
+        units: dict[str, dict[str, list[float]]] = {"topic": {}, "sentence": {}}
+        for e in history:
+            sentences = _sentences(e.tool["description"])
+            for x in sentences:
+                if x.startswith(TOPICS):
+                    for t in set(_topic_list(x)):
+                        units["topic"].setdefault(t, []).append(e.sr)
+                else:
+                    units["sentence"].setdefault(x, []).append(e.sr)
+        return {
+            kind: {u: (sum(v) + prior * mean) / (len(v) + prior) - mean for u, v in d.items()}
+            for kind, d in units.items()
+        }
+
+    def mutate(
+        self,
+        tool: dict,
+        other: dict,
+        context: ProposalContext,
+        rng: random.Random,
+        credit: dict[str, dict] | None = None,
+    ) -> dict:
+        """One random edit of `tool` (sentences and topics are the units; `other` is the mate).
+        With `credit`, half the added topics and sentences are drawn from those that raised SR."""
+        credit = credit or {"topic": {}, "sentence": {}}
         sentences, name = _sentences(tool["description"]), tool["name"]
         topics = next((_topic_list(x) for x in sentences if x.startswith(TOPICS)), None)
         ops = (
@@ -272,18 +316,21 @@ class TemplateProposer:
             keys = self.keywords(context)
             topics = list(topics or [])
             fresh = [k for k in keys if k not in topics]
+            good = _credited(credit["topic"], rng, exclude=topics)
+            new = good or rng.choice(fresh or keys)
             if op == "topic+" or not topics:
-                topics.insert(rng.randint(0, len(topics)), rng.choice(fresh or keys))
+                topics.insert(rng.randint(0, len(topics)), new)
             elif op == "topic-":
                 topics.pop(rng.randrange(len(topics)))
             else:
-                topics[rng.randrange(len(topics))] = rng.choice(fresh or keys)
+                topics[rng.randrange(len(topics))] = new
             sentences = [x for x in sentences if not x.startswith(TOPICS)]
             if topics:
                 sentences.insert(min(1, len(sentences)), _topic_sentence(topics))
         elif op == "add" or (op == "drop" and len(sentences) < 2):
+            new = _credited(credit["sentence"], rng, exclude=sentences)
             sentences.insert(
-                rng.randint(0, len(sentences)), self._fill(rng.choice(bank), context, rng)
+                rng.randint(0, len(sentences)), new or self._fill(rng.choice(bank), context, rng)
             )
         elif op == "drop":
             sentences.pop(rng.randrange(len(sentences)))
@@ -291,7 +338,10 @@ class TemplateProposer:
             i, j = rng.sample(range(len(sentences)), 2)
             sentences[i], sentences[j] = sentences[j], sentences[i]
         elif op == "rewrite":
-            sentences[rng.randrange(len(sentences))] = self._fill(rng.choice(bank), context, rng)
+            new = _credited(credit["sentence"], rng, exclude=sentences)
+            sentences[rng.randrange(len(sentences))] = new or self._fill(
+                rng.choice(bank), context, rng
+            )
         elif op == "rename":
             name = self._name(context, rng)
         else:
@@ -303,6 +353,14 @@ class TemplateProposer:
         while len(" ".join(sentences).split()) > self.max_words and len(sentences) > 1:
             sentences.pop()
         return {"name": name, "description": " ".join(sentences)}
+
+
+def _credited(credit: dict[str, float], rng: random.Random, exclude: Sequence[str]) -> str | None:
+    """Half the time, a unit with positive credit (drawn in proportion to it), else None."""
+    pool = {u: c for u, c in credit.items() if c > 0 and u not in exclude}
+    if not pool or rng.random() < 0.5:
+        return None
+    return rng.choices(list(pool), weights=list(pool.values()), k=1)[0]
 
 
 def _pick(items: Sequence[str], k: int, rng: random.Random) -> list[str]:
