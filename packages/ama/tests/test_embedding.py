@@ -2,7 +2,6 @@
 held-out ASR of AMA against the static assertive-cue edit at equal victims."""
 
 import numpy as np
-import pytest
 from paperplug_ama import (
     AMAttack,
     EmbeddingToolRetriever,
