@@ -142,15 +142,18 @@ class GuardedStream:
         self.emitted: list[Any] = []
 
     def __iter__(self) -> Iterator[Any]:
+        text, all_text = "", True  # the running prefix, kept so each chunk costs one append
         for i, chunk in enumerate(self.chunks):
-            emitted = [*self.emitted, chunk]
-            prefix = "".join(emitted) if all(isinstance(c, str) for c in emitted) else emitted
+            all_text = all_text and isinstance(chunk, str)
+            prefix = text + chunk if all_text else [*self.emitted, chunk]
             context = {**self.context, "chunk": chunk, "index": i}
             self.verdict = self.guard.check(prefix, stage="output", context=context)
             if not self.verdict.valid:
                 self.stopped_at = i
                 return
-            self.emitted = emitted
+            self.emitted.append(chunk)
+            if all_text:
+                text = prefix
             yield chunk
 
     @property
