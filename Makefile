@@ -12,7 +12,7 @@ SLUGS = $(shell $(PYTHON) core/src/paperplug/manifest.py slugs)
 PKG ?=
 NAME ?=
 
-.PHONY: help uv install lint format test test-core test-pkg test-packages test-cross demo bench new-plugin readme clean
+.PHONY: help uv install lint format test test-core test-pkg test-packages test-cross dist demo bench new-plugin readme clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -51,8 +51,13 @@ test-packages: ## every package of plugins.toml, each alone
 	if [ -z "$(SLUGS)" ]; then echo "no packages in plugins.toml yet"; fi; \
 	if [ -n "$$failed" ]; then echo "FAILED packages:$$failed"; exit 1; fi
 
-test-cross: install ## cross-package tests (manifest, custom plugin, composition) with everything installed
+test-cross: install dist ## cross-package tests (manifest, custom plugin, composition) with everything installed
 	.venv/bin/python -m pytest tests
+
+dist: uv ## wheel and sdist of the core and of every package, into dist/
+	@rm -rf dist && mkdir -p dist
+	@for d in core $(foreach s,$(SLUGS),packages/$(s)); do $(UV) build -q --out-dir dist $$d; done
+	@ls dist | wc -l | xargs echo "dist/: files:"
 
 test: lint test-core test-packages test-cross ## lint + core + each package alone + cross-package
 
@@ -77,5 +82,5 @@ new-plugin: ## a new package from the template (NAME=slug), with its plugins.tom
 readme: install ## regenerate the README package table and the core's catalog copy
 	.venv/bin/python -m paperplug.manifest readme
 
-clean: ## remove environments and caches
-	rm -rf .venv .venvs .pytest_cache .ruff_cache
+clean: ## remove environments, caches and dist/
+	rm -rf .venv .venvs .pytest_cache .ruff_cache dist

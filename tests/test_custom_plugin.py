@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import paperplug
@@ -40,7 +41,7 @@ def test_entry_point_plugin_installed_in_a_fresh_environment(tmp_path):
 
 
 def test_run_time_plugin_appears_beside_installed_methods(installed_pm):
-    builtin = {(c.role, c.name) for c in installed_pm.components()}
+    builtin = {(c.role, c.name) for c in installed_pm.list_components()}
 
     class Shout:
         stage = "output"
@@ -57,29 +58,36 @@ def test_run_time_plugin_appears_beside_installed_methods(installed_pm):
             register("no-shouting", Shout, summary="blocks all-caps output", paper="(mine)")
 
     paperplug.register_plugin(MyPlugin(), name="mine")
-    names = {(c.role, c.name) for c in paperplug.components()}
+    names = {(c.role, c.name) for c in paperplug.list_components()}
     assert names == builtin | {("defense", "no-shouting")}
     guard = compose(paperplug.load("defense", "no-shouting"))
     assert list(guard.stream(["fine ", "STOP"])) == ["fine "]
     paperplug.unregister_plugin("mine")
-    assert {(c.role, c.name) for c in paperplug.components()} == builtin
+    assert {(c.role, c.name) for c in paperplug.list_components()} == builtin
 
 
-def test_install_a_single_method_in_a_fresh_environment(tmp_path):
-    """Use 1: the core and one method's package, and nothing else."""
-    venv = fresh_venv(tmp_path, ROOT / "core", ROOT / "packages" / "semicentroid")
+def test_install_a_single_method_by_name_from_the_wheels(tmp_path):
+    """Use 1, as a user types it: `pip install paperplug-<slug>`, the index replaced by the
+    wheels `make dist` built; only the core and that method's own needs come along."""
+    dist = ROOT / "dist"
+    assert any(dist.glob("paperplug_semicentroid-*.whl")), "run `make dist` first"
+    venv = tmp_path / "venv"
+    subprocess.run([*UV, "venv", "-q", "--seed", "-p", sys.executable, str(venv)], check=True)
+    pip = [venv / "bin" / "python", "-m", "pip", "install", "-q", "--find-links", str(dist)]
+    subprocess.run([*pip, "-c", ROOT / "constraints.txt", "paperplug-semicentroid"], check=True)
     listing = subprocess.run(
-        [*UV, "pip", "list", "--format", "json", "--python", str(venv)],
+        [venv / "bin" / "python", "-m", "pip", "list", "--format", "json"],
         capture_output=True,
         text=True,
         check=True,
     )
-    names = {row["name"] for row in json.loads(listing.stdout)}
-    assert sorted(n for n in names if n.startswith("paperplug")) == [
-        "paperplug",
-        "paperplug-semicentroid",
-    ]
-    assert "torch" not in names
+    versions = {row["name"].lower(): row["version"] for row in json.loads(listing.stdout)}
+    core_version = tomllib.loads((ROOT / "core" / "pyproject.toml").read_text())["project"]["version"]
+    assert {n: v for n, v in versions.items() if n.startswith("paperplug")} == {
+        "paperplug": core_version,
+        "paperplug-semicentroid": versions["paperplug-semicentroid"],
+    }
+    assert "torch" not in versions and "paperplug-llm" not in versions
     code = (
         "import numpy as np, paperplug; "
         "solver = paperplug.load('solver', 'semicentroid', n_clusters=2); "

@@ -1,7 +1,10 @@
-"""plugins.toml, packages/*, their pyprojects, what each registers, and the README agree."""
+"""plugins.toml, packages/*, their pyprojects, what each registers, and the README agree;
+every package keeps to the template that `make new-plugin` copies (.ci/template)."""
 
 from __future__ import annotations
 
+import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -12,7 +15,21 @@ from paperplug.manifest import CATALOG, load_manifest, render_readme
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = load_manifest(ROOT / "plugins.toml")
-FIELDS = {"dist", "import", "path", "roles", "components", "paper", "status", "heavy", "gpu", "ci"}
+FIELDS = {
+    "kind",
+    "dist",
+    "import",
+    "path",
+    "roles",
+    "components",
+    "paper",
+    "status",
+    "heavy",
+    "gpu",
+    "ci",
+}
+TEMPLATE = ROOT / ".ci" / "template"
+PUBLIC_CORE_MODULES = {"paperplug", "paperplug.harness"}  # what package code may import
 
 
 def _pyproject(slug: str) -> dict:
@@ -38,6 +55,8 @@ def test_table_matches_pyproject(slug):
     ]
     assert core and ">=" in core[0] and "<" in core[0], "depend on a range of paperplug"
     assert table["gpu"] in ("none", "optional", "required")
+    assert table["kind"] in ("paper", "support")
+    assert (table["kind"] == "support") == (not table["components"])
     for part in ("README.md", "tests", "bench"):
         assert (ROOT / table["path"] / part).exists(), f"{slug} lacks {part}"
     entry = project.get("entry-points", {}).get("paperplug", {})
@@ -52,10 +71,10 @@ def test_registered_names_match_manifest(slug):
     manager = PluginManager()
     table = MANIFEST[slug]
     registered = sorted(
-        {c.name for c in manager.components() if c.plugin == slug}
+        {c.name for c in manager.list_components() if c.plugin == slug}
     )  # one name may serve two roles
     assert registered == sorted(table["components"])
-    roles = sorted({c.role for c in manager.components() if c.plugin == slug})
+    roles = sorted({c.role for c in manager.list_components() if c.plugin == slug})
     assert roles == sorted(table["roles"])
 
 
@@ -63,3 +82,122 @@ def test_readme_table_and_catalog_are_current():
     readme = (ROOT / "README.md").read_text()
     assert render_readme(readme, MANIFEST) == readme, "run `make readme`"
     assert CATALOG.read_text() == (ROOT / "plugins.toml").read_text(), "run `make readme`"
+
+
+# -- the template --------------------------------------------------------------------------
+
+
+def _src(slug: str) -> Path:
+    return ROOT / "packages" / slug / "src" / MANIFEST[slug]["import"]
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports (absolute names; relative ones resolved to the package)."""
+    tree = ast.parse(path.read_text())
+    package = path.parent.name
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = f"{package}.{node.module or ''}".rstrip(".") if node.level else node.module
+            found.add(base)
+            found |= {f"{base}.{a.name}" for a in node.names}
+    return found
+
+
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_plugin_module_holds_registrations_only(slug):
+    path = _src(slug) / "plugin.py"
+    if not MANIFEST[slug]["components"]:
+        assert not path.exists(), "a support package registers nothing"
+        return
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom):
+            assert node.module == "paperplug", f"plugin.py imports {node.module}"
+        elif isinstance(node, ast.Assign):
+            assert isinstance(node.value, (ast.Constant, ast.Tuple, ast.JoinedStr)), ast.dump(node)
+        elif isinstance(node, ast.FunctionDef):
+            assert [ast.unparse(d) for d in node.decorator_list] == ["hookimpl"], node.name
+            for stmt in node.body:
+                call = stmt.value if isinstance(stmt, ast.Expr) else None
+                assert isinstance(call, (ast.Call, ast.Constant)), (
+                    f"{node.name}: only register(...)"
+                )
+                if isinstance(call, ast.Call):
+                    assert ast.unparse(call.func) == "register", ast.unparse(stmt)
+        else:
+            assert isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant), ast.dump(
+                node
+            )
+
+
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_files_of_the_template(slug):
+    pkg = ROOT / "packages" / slug
+    for part in ("tests/test_contract.py", "tests/conftest.py", "bench/run.py", "README.md"):
+        assert (pkg / part).is_file(), f"{slug} lacks {part}"
+    for part in ("__init__.py", "demo.py", f"{MANIFEST[slug].get('embedded', 'embedded')}.py"):
+        assert (_src(slug) / part).is_file(), f"{slug} lacks src/{MANIFEST[slug]['import']}/{part}"
+
+
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_demo_and_bench_share_the_embedded_module(slug):
+    package = MANIFEST[slug]["import"]
+    embedded = f"{package}.{MANIFEST[slug].get('embedded', 'embedded')}"
+    demo, bench = (
+        _imports(_src(slug) / "demo.py"),
+        _imports(ROOT / "packages" / slug / "bench/run.py"),
+    )
+    assert embedded in demo, f"demo.py does not import {embedded}"
+    assert embedded in bench, f"bench/run.py does not import {embedded}"
+    assert f"{package}.demo" not in bench, "the benchmark imports the demo"
+
+
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_demo_uses_the_shared_flags(slug):
+    tree = ast.parse((_src(slug) / "demo.py").read_text())
+    calls = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("demo_parser")
+    ]
+    assert calls, "demo.py builds its parser with paperplug.harness.demo_parser (--out, --seed)"
+    assert ast.literal_eval(calls[0].args[0]) == slug, "demo_parser(<slug>): output in out/<slug>"
+
+
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_code_imports_the_public_core_only(slug):
+    pkg = ROOT / "packages" / slug
+    for path in [*(pkg / "src").rglob("*.py"), *(pkg / "bench").rglob("*.py")]:
+        private = {m for m in _imports(path) if m.startswith("paperplug.")} - PUBLIC_CORE_MODULES
+        private = {m for m in private if m.rsplit(".", 1)[0] not in PUBLIC_CORE_MODULES}
+        assert not private, (
+            f"{path.relative_to(ROOT)} imports {sorted(private)}: use `from paperplug import ...`"
+        )
+
+
+def _headings(text: str) -> list[str]:
+    return re.findall(r"^## .*$", text, flags=re.M)
+
+
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_readme_headings_follow_the_template(slug):
+    template = (TEMPLATE / "README.md").read_text().replace("__slug__", slug)
+    readme = (ROOT / "packages" / slug / "README.md").read_text()
+    assert readme.startswith(f"# {MANIFEST[slug]['dist']}\n")
+    assert _headings(readme) == _headings(template)
+
+
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_metadata_ready_for_the_index(slug):
+    project = _pyproject(slug)["project"]
+    assert project["readme"] == "README.md" and project["license"]
+    assert any(
+        c.startswith("Programming Language :: Python :: 3.11") for c in project["classifiers"]
+    )
+    assert (
+        project["urls"]
+        .get("Paper" if MANIFEST[slug]["kind"] == "paper" else "Model", "")
+        .startswith("https://")
+    )

@@ -1,7 +1,18 @@
 import json
 
+import pytest
+
 from paperplug import hookimpl
 from paperplug.cli import main
+
+
+GOOD = """
+from paperplug import hookimpl
+
+@hookimpl
+def register_solvers(register):
+    register("noop", lambda: None, summary="s", paper="p")
+"""
 
 
 class Plug:
@@ -17,7 +28,15 @@ def test_list_json_parses_and_shows_components(paperplug_pm, capsys):
     assert [(c["role"], c["name"], c["plugin"]) for c in data["components"]] == [
         ("explainer", "grad", "plug")
     ]
-    assert data["failed"] == {}
+    assert data["plugins"] == [
+        {
+            "name": "plug",
+            "dist": "",
+            "version": "",
+            "components": ["explainer:grad"],
+            "error": None,
+        }
+    ]
     assert main(["list", "--role", "solver", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["components"] == []
 
@@ -28,8 +47,52 @@ def test_list_text_and_info(paperplug_pm, capsys):
     out = capsys.readouterr().out
     assert "grad" in out and "plain gradient" in out
     assert main(["info", "grad"]) == 0
-    assert json.loads(capsys.readouterr().out)["summary"] == "plain gradient"
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["name"] == "grad" and doc["components"][0]["summary"] == "plain gradient"
     assert main(["info", "nothing"]) == 1
+
+
+def test_every_plugin_row_has_the_same_keys(install_dist, monkeypatch, capsys):
+    monkeypatch.delenv("PAPERPLUG_STRICT_PLUGINS", raising=False)
+    install_dist("bad-plug", "bad", "raise ImportError('needs a missing library')")
+    install_dist("good-plug", "good", GOOD)
+    with pytest.warns(RuntimeWarning):
+        assert main(["list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["plugins"]
+    assert [sorted(r) for r in rows] == [sorted(rows[0])] * 2
+    assert [(r["name"], r["error"] is None) for r in rows] == [("bad", False), ("good", True)]
+
+
+def test_info_of_a_name_with_two_roles_is_one_document(paperplug_pm, capsys):
+    class Both:
+        @hookimpl
+        def register_trainers(self, register):
+            register("twin", lambda: None, summary="trains", paper="p")
+
+        @hookimpl
+        def register_defenses(self, register):
+            register("twin", lambda: None, summary="guards", paper="p")
+
+    paperplug_pm.register_plugin(Both(), name="both")
+    assert main(["info", "twin"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(c["role"], c["summary"]) for c in doc["components"]] == [
+        ("trainer", "trains"),
+        ("defense", "guards"),
+    ]
+
+
+def test_info_marks_a_component_that_cannot_be_imported(paperplug_pm, capsys):
+    class Broken:
+        @hookimpl
+        def register_solvers(self, register):
+            register("gone", "no_such_module_xyz:Solver", summary="s", paper="p")
+
+    paperplug_pm.register_plugin(Broken(), name="broken")
+    assert main(["info", "gone"]) == 1
+    entry = json.loads(capsys.readouterr().out)["components"][0]
+    assert entry["status"] == "broken" and "no_such_module_xyz" in entry["error"]
+    assert "plugin 'broken'" in entry["error"]
 
 
 def test_available_reads_manifest(tmp_path, monkeypatch, capsys):

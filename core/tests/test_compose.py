@@ -195,3 +195,124 @@ def test_evaluate_needs_a_stage_for_a_guard():
 def test_verdict_validates_risk():
     with pytest.raises(ValueError, match=r"risk must lie in \[0, 1\]"):
         Verdict("x", True, risk=1.5)
+
+
+class Raises:
+    def __init__(self, stage="input"):
+        self.stage = stage
+
+    def check(self, payload, context=None):
+        raise RuntimeError("model file missing")
+
+
+class Garbage:
+    stage = "input"
+
+    def check(self, payload, context=None):
+        return {"valid": True}
+
+
+def test_a_defense_that_raises_or_returns_garbage_fails_closed():
+    after = Redact("apple")
+    for broken in (Raises(), Garbage()):
+        verdict = compose(broken, after).check("apple pie", stage="input")
+        assert not verdict.valid and verdict.risk == 1.0
+        name, first = verdict.verdicts[0]
+        assert name == type(broken).__name__ and first.details["failed_closed"]
+        assert type(broken).__name__ in verdict.reason
+    assert "RuntimeError: model file missing" in compose(Raises()).check("x", stage="input").reason
+    with pytest.raises(RuntimeError, match="model file missing"):
+        compose(Raises(), on_error="raise").check("x", stage="input")
+    with pytest.raises(ValueError, match="on_error"):
+        compose(Raises(), on_error="ignore")
+
+
+def test_a_failing_data_filter_removes_everything():
+    data = [2, 4, 6]
+    result = compose(DropOdd(), Raises("train_data")).filter(data)
+    assert result.kept == [] and result.removed == [0, 1, 2] and not result.verdict.valid
+    assert data == [2, 4, 6]
+
+
+def test_a_failing_stream_monitor_stops_the_stream():
+    stream = compose(Raises("output")).stream(["a", "b"])
+    assert list(stream) == [] and stream.stopped_at == 0
+
+
+class LastWordMonitor:
+    """Judges complete words only (a word is complete once a space follows it, or at the end)."""
+
+    stage = "output"
+
+    def __init__(self, word):
+        self.word, self.contexts = word, []
+
+    def check(self, payload, context=None):
+        self.contexts.append(dict(context or {}))
+        final = bool(context and context.get("final"))
+        judged = len(payload) if final else payload.rfind(" ") + 1
+        bad = self.word in payload[:judged].split()
+        return Verdict(payload, not bad, float(bad), details={"judged": judged})
+
+
+def test_the_last_word_of_a_stream_is_checked_and_never_shown_unjudged():
+    monitor = LastWordMonitor("bomb")
+    stream = compose(monitor).stream(["how ", "to ", "make ", "a ", "bo", "mb"])
+    assert "".join(stream) == "how to make a "
+    assert stream.stopped_at == 6 and not stream.verdict.valid
+    assert monitor.contexts[-1]["final"] and not monitor.contexts[-2]["final"]
+    benign = compose(LastWordMonitor("bomb")).stream(["a ", "cake"])
+    assert "".join(benign) == "a cake" and benign.stopped_at is None
+
+
+def test_wrap_passes_the_conversation_to_every_check_and_guards_complete():
+    class Seen:
+        def __init__(self, stage):
+            self.stage, self.contexts = stage, []
+
+        def check(self, payload, context=None):
+            self.contexts.append(context)
+            return Verdict(payload, "42" not in str(payload))
+
+    class Reply:
+        def __init__(self, text):
+            self.text = text
+
+    class Model:
+        def stream(self, messages, **kw):
+            yield from ["all ", "good"]
+
+        def chat(self, messages, **kw):
+            return "all good"
+
+        def complete(self, messages, **kw):
+            return "the answer is 42"
+
+    out, tool = Seen("output"), Seen("tool")
+    chat = compose(out, tool).wrap(Model(), {"add": lambda a, b: a + b})
+    convo = [{"role": "system", "content": "be nice"}, {"role": "user", "content": "hello"}]
+    assert chat.chat(convo) == "all good"
+    assert all(c["prompt"] == "hello" and c["messages"] == convo for c in out.contexts)
+    assert chat.tools["add"](a=1, b=2) == 3
+    assert [c["phase"] for c in tool.contexts] == ["call", "result"]
+    assert tool.contexts[0]["prompt"] == "hello"
+    assert chat.complete(convo) == "I can't help with that."  # "42" in the output: blocked
+    assert not hasattr(compose(out).wrap(type("Plain", (), {"chat": Model.chat})()), "complete")
+
+
+def test_evaluate_hands_the_attack_result_to_the_defenses():
+    class NeedsTheModel:
+        stage = "train_data"
+
+        def check(self, payload, context=None):
+            self.model = context["attack_result"].meta["model"]
+            removed = [i for i, v in enumerate(payload) if v % 2]
+            return Verdict([v for v in payload if not v % 2], True, details={"removed": removed})
+
+    class PoisonWithModel(Poison):
+        def run(self, target, inputs, *, budget=None):
+            return AttackResult([*inputs, 1], True, meta={"model": "fine-tuned"})
+
+    defense = NeedsTheModel()
+    report = evaluate(PoisonWithModel(), None, [2], guard=compose(defense))
+    assert defense.model == "fine-tuned" and report.guarded_success_rate == 0.0

@@ -46,14 +46,15 @@ def test_broken_plugin_is_listed_as_failed_and_others_still_load(install_dist, m
     install_dist("bad-plug", "bad", BROKEN)
     manager = PluginManager()
     with pytest.warns(RuntimeWarning, match="bad"):
-        names = [c.name for c in manager.components()]
+        names = [c.name for c in manager.list_components()]
     assert names == ["echo"]
     assert "missing library" in manager.failed["bad"]
     assert {
         "name": "bad",
         "dist": "bad-plug",
         "version": "1.0",
-        "failed": manager.failed["bad"],
+        "components": [],
+        "error": manager.failed["bad"],
     } in (manager.plugins())
 
 
@@ -61,7 +62,7 @@ def test_strict_mode_reraises(install_dist, monkeypatch):
     install_dist("bad-plug", "bad", BROKEN)
     monkeypatch.setenv("PAPERPLUG_STRICT_PLUGINS", "1")
     with pytest.raises(PluginError, match="bad"):
-        PluginManager().components()
+        PluginManager().list_components()
 
 
 def test_load_and_disable_env_controls(install_dist, monkeypatch):
@@ -70,13 +71,13 @@ def test_load_and_disable_env_controls(install_dist, monkeypatch):
     monkeypatch.setenv("PAPERPLUG_LOAD_PLUGINS", "good")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # bad is not even imported
-        assert [c.name for c in PluginManager().components()] == ["echo"]
+        assert [c.name for c in PluginManager().list_components()] == ["echo"]
     monkeypatch.setenv("PAPERPLUG_LOAD_PLUGINS", "")
-    assert PluginManager().components() == []
+    assert PluginManager().list_components() == []
     monkeypatch.delenv("PAPERPLUG_LOAD_PLUGINS")
     monkeypatch.setenv("PAPERPLUG_DISABLE_PLUGINS", "good,bad")
     manager = PluginManager()
-    assert manager.components() == [] and manager.failed == {}
+    assert manager.list_components() == [] and manager.failed == {}
 
 
 def test_duplicate_names_rejected_naming_both_plugins(install_dist, monkeypatch):
@@ -100,7 +101,7 @@ def test_duplicate_entry_point_is_isolated(install_dist, monkeypatch):
     install_dist("twin-plug", "twin", GOOD.format(module="twin_plug"), impl=IMPL)
     manager = PluginManager()
     with pytest.warns(RuntimeWarning, match="registered twice"):
-        comps = manager.components()
+        comps = manager.list_components()
     assert [(c.name, c.plugin) for c in comps] == [("echo", "good")]
     assert "DuplicateComponentError" in manager.failed["twin"]
 
@@ -117,10 +118,10 @@ def test_run_time_registration_and_unregistration(paperplug_pm):
             return paperplug.Solution(i, problem[i])
 
     paperplug.register_plugin(Mine(), name="mine")
-    assert [c.name for c in paperplug.components("solver")] == ["argmin"]
+    assert [c.name for c in paperplug.list_components("solver")] == ["argmin"]
     assert paperplug.load("solver", "argmin").solve([3, 1, 2]).value == 1
     paperplug.unregister_plugin("mine")
-    assert paperplug.components() == []
+    assert paperplug.list_components() == []
     with pytest.raises(ValueError, match="no solver named 'argmin'"):
         paperplug.load("solver", "argmin")
     with pytest.raises(ValueError, match="no plugin named 'mine'"):
@@ -128,8 +129,10 @@ def test_run_time_registration_and_unregistration(paperplug_pm):
 
 
 def test_component_decorator(paperplug_pm):
-    @paperplug.component("attack", "noop", summary="does nothing", paper="none")
+    @paperplug.register_component("attack", "noop", summary="does nothing", paper="none")
     class Noop:
+        stage = "input"
+
         def run(self, target, inputs, *, budget=None):
             return paperplug.AttackResult(inputs, False)
 
@@ -139,13 +142,13 @@ def test_component_decorator(paperplug_pm):
 
 
 def test_load_checks_role_methods(paperplug_pm):
-    paperplug.component("explainer", "wrong", summary="s", paper="p")(lambda: object())
+    paperplug.register_component("explainer", "wrong", summary="s", paper="p")(lambda: object())
     with pytest.raises(TypeError, match=r"lacks \['explain'\]"):
         paperplug.load("explainer", "wrong")
-    paperplug.component("defense", "stageless", summary="s", paper="p")(
+    paperplug.register_component("defense", "stageless", summary="s", paper="p")(
         lambda: type("D", (), {"stage": "nowhere", "check": lambda self, p, c=None: None})()
     )
-    with pytest.raises(TypeError, match="stage 'nowhere'"):
+    with pytest.raises(TypeError, match="has 'nowhere'"):
         paperplug.load("defense", "stageless")
 
 
@@ -158,7 +161,7 @@ def test_bad_registration_arguments(paperplug_pm):
     with pytest.raises(TypeError, match="callable or 'module:attr'"):
         paperplug.register_plugin(Bad(), name="bad")
     with pytest.raises(ValueError, match="unknown role 'judge'"):
-        paperplug.components("judge")
+        paperplug.list_components("judge")
 
 
 def test_plugin_with_hook_without_spec_is_rejected(paperplug_pm):
@@ -190,3 +193,79 @@ def test_core_import_is_light():
     code = "import sys, paperplug; print([m for m in ('torch','transformers','numpy') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_rerunning_a_decorated_definition_replaces_it(paperplug_pm):
+    for answer in (1, 2):  # a notebook cell run twice
+
+        @paperplug.register_component("solver", "cell", summary="s", paper="p")
+        class Cell:
+            def solve(self, problem, *, seed=None, answer=answer):
+                return paperplug.Solution(answer)
+
+    assert paperplug.load("solver", "cell").solve(None).value == 2
+    assert [c.name for c in paperplug.list_components("solver")] == ["cell"]
+
+
+def test_decorator_cannot_take_a_name_another_plugin_registered(paperplug_pm):
+    class Installed:
+        @hookimpl
+        def register_solvers(self, register):
+            register("taken", lambda: None, summary="s", paper="p")
+
+    paperplug.register_plugin(Installed(), name="installed")
+    with pytest.raises(paperplug.DuplicateComponentError, match="'installed'"):
+        paperplug.register_component("solver", "taken")(lambda: None)
+    assert paperplug_pm.get("solver", "taken").plugin == "installed"
+
+
+def test_registering_a_plugin_name_twice_is_a_clear_error(paperplug_pm):
+    class A:
+        @hookimpl
+        def register_solvers(self, register):
+            register("a", lambda: None)
+
+    paperplug.register_plugin(A(), name="mine")
+    with pytest.raises(PluginError, match="already registered; unregister_plugin"):
+        paperplug.register_plugin(A(), name="mine")
+
+
+def test_unimportable_factory_names_component_plugin_and_cause(paperplug_pm):
+    class Broken:
+        @hookimpl
+        def register_explainers(self, register):
+            register("missing-module", "no_such_module_xyz:Thing")
+            register("missing-attr", "json:NoSuchThing")
+            register("raises", "paperplug_raises_on_import_xyz:Thing")
+
+    paperplug.register_plugin(Broken(), name="broken")
+    with pytest.raises(paperplug.ComponentImportError) as info:
+        paperplug.load("explainer", "missing-module")
+    assert "'missing-module'" in str(info.value) and "'broken'" in str(info.value)
+    assert "No module named 'no_such_module_xyz'" in str(info.value)
+    with pytest.raises(paperplug.ComponentImportError, match="NoSuchThing"):
+        paperplug.load("explainer", "missing-attr")
+
+
+def test_first_loads_from_many_threads_all_succeed(install_dist):
+    from concurrent.futures import ThreadPoolExecutor
+
+    slow = GOOD.format(module="slow_plug").replace(
+        "from paperplug import hookimpl", "import time\nfrom paperplug import hookimpl\ntime.sleep(0.2)"
+    )
+    install_dist("slow-plug", "slow", slow, impl=IMPL)
+    previous = paperplug.manager.set_manager(None)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            found = list(pool.map(lambda _: type(paperplug.load("defense", "echo")).__name__, range(8)))
+    finally:
+        paperplug.manager.set_manager(previous)
+    assert found == ["Echo"] * 8
+
+
+def test_attack_contract_needs_a_stage(paperplug_pm):
+    paperplug.register_component("attack", "stageless", summary="s", paper="p")(
+        lambda: type("A", (), {"run": lambda self, t, i, budget=None: None})()
+    )
+    with pytest.raises(TypeError, match="lacks \\['stage'\\]"):
+        paperplug.load("attack", "stageless")

@@ -10,12 +10,12 @@ from paperplug.compose import Evaluation, FilterResult, Guard, GuardVerdict, com
 from paperplug.hookspecs import hookimpl
 from paperplug.lazy import lazy_exports
 from paperplug.manager import (
-    Component,
+    ComponentImportError,
+    ComponentInfo,
     DuplicateComponentError,
     PluginError,
     PluginManager,
     get_manager,
-    one_off_plugin,
 )
 from paperplug.roles import (
     ROLES,
@@ -35,7 +35,7 @@ from paperplug.roles import (
     to_jsonable,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def load(role: str, name: str, **params: Any) -> Any:
@@ -43,9 +43,9 @@ def load(role: str, name: str, **params: Any) -> Any:
     return get_manager().load(role, name, **params)
 
 
-def components(role: str | None = None) -> list[Component]:
-    """The registered components (of one role, or all)."""
-    return get_manager().components(role)
+def list_components(role: str | None = None) -> list[ComponentInfo]:
+    """The registered components (of one role, or all), without importing any of them."""
+    return get_manager().list_components(role)
 
 
 def register_plugin(plugin: object, name: str | None = None) -> str:
@@ -58,7 +58,7 @@ def unregister_plugin(name: str) -> None:
     get_manager().unregister_plugin(name)
 
 
-def component(
+def register_component(
     role: str,
     name: str | None = None,
     *,
@@ -66,12 +66,14 @@ def component(
     paper: str = "",
     tags: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator registering one factory (a class or function) as a component of `role`."""
+    """Decorator registering one factory (a class or function) as a component of `role`.
+
+    Its plugin is named "role:name". Running the decorated definition again (a notebook cell)
+    replaces the earlier definition; a name another plugin registered is an error."""
 
     def decorate(factory: Callable[..., Any]) -> Callable[..., Any]:
-        comp_name = name or factory.__name__
-        plugin = one_off_plugin(role, comp_name, factory, summary=summary, paper=paper, tags=tags)
-        register_plugin(plugin, name=f"{role}:{comp_name}")
+        meta = {"summary": summary, "paper": paper, "tags": tags}
+        get_manager().register_component(role, name or factory.__name__, factory, **meta)
         return factory
 
     return decorate
@@ -83,7 +85,8 @@ __all__ = [
     "Attack",
     "AttackResult",
     "ChatModel",
-    "Component",
+    "ComponentImportError",
+    "ComponentInfo",
     "Defense",
     "DuplicateComponentError",
     "Evaluation",
@@ -99,14 +102,14 @@ __all__ = [
     "Solver",
     "Trainer",
     "Verdict",
-    "component",
-    "components",
     "compose",
     "evaluate",
     "get_manager",
     "hookimpl",
     "lazy_exports",
+    "list_components",
     "load",
+    "register_component",
     "register_plugin",
     "stream_chat",
     "to_jsonable",

@@ -10,19 +10,10 @@ import sys
 import time
 from typing import Any
 
-from paperplug.manager import get_manager
+from paperplug.harness import table
+from paperplug.manager import ComponentImportError, get_manager
 from paperplug.manifest import load_manifest
 from paperplug.roles import ROLES
-
-
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))
-        for row in [header, *rows]
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(line.rstrip() for line in lines)
 
 
 def _installed_version(dist: str) -> str | None:
@@ -51,43 +42,49 @@ def cmd_list(args: argparse.Namespace) -> int:
             body = [
                 [r["dist"], r["installed"] or "-", ",".join(r["roles"]), r["paper"]] for r in rows
             ]
-            print(_table(body, ["package (pip install ...)", "installed", "roles", "paper"]))
+            print(table(body, ["package (pip install ...)", "installed", "roles", "paper"]))
         return 0
     manager = get_manager()
-    comps = manager.components(args.role)
+    comps = manager.list_components(args.role)
     plugins = manager.plugins()
     versions = {p["name"]: p["version"] for p in plugins}
     if args.json:
         payload = {
             "components": [c.to_dict() | {"version": versions.get(c.plugin, "")} for c in comps],
             "plugins": plugins,
-            "failed": dict(manager.failed),
         }
         print(json.dumps(payload, indent=2))
         return 0
     if comps:
         body = [[c.role, c.name, c.plugin, versions.get(c.plugin, ""), c.summary] for c in comps]
-        print(_table(body, ["role", "name", "plugin", "version", "summary"]))
+        print(table(body, ["role", "name", "plugin", "version", "summary"]))
     else:
         print("no components installed; see `paperplug list --available`")
-    for name, error in sorted(manager.failed.items()):
-        print(f"FAILED plugin {name}: {error}")
+    for row in plugins:
+        if row["error"]:
+            print(f"FAILED plugin {row['name']}: {row['error']}")
     return 0
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    """One JSON document: the name and one entry per role registering it. The factory is
+    imported to read its docstring; one that cannot be imported is marked broken, not raised."""
     manager = get_manager()
-    found = [c for c in manager.components(args.role) if c.name == args.name]
+    found = [c for c in manager.list_components(args.role) if c.name == args.name]
     if not found:
         print(f"no component named {args.name!r}; see `paperplug list`", file=sys.stderr)
         return 1
     versions = {p["name"]: p["version"] for p in manager.plugins()}
+    entries = []
     for c in found:
-        info: dict[str, Any] = c.to_dict() | {"version": versions.get(c.plugin, "")}
-        factory = c.resolve()
-        info["doc"] = (factory.__doc__ or "").strip()
-        print(json.dumps(info, indent=2))
-    return 0
+        entry: dict[str, Any] = c.to_dict() | {"version": versions.get(c.plugin, "")}
+        try:
+            entry |= {"status": "ok", "doc": (c.resolve().__doc__ or "").strip()}
+        except ComponentImportError as exc:
+            entry |= {"status": "broken", "error": str(exc), "doc": ""}
+        entries.append(entry)
+    print(json.dumps({"name": args.name, "components": entries}, indent=2))
+    return 0 if all(e["status"] == "ok" for e in entries) else 1
 
 
 def _run_demo(name: str, argv: list[str]) -> int:
@@ -127,7 +124,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         rows.append(
             [slug, "ok" if rc == 0 else f"failed ({rc})", f"{time.perf_counter() - start:.1f}"]
         )
-    print("\n" + _table(rows, ["package", "result", "seconds"]))
+    print("\n" + table(rows, ["package", "result", "seconds"]))
     return 0 if all(r[1] == "ok" for r in rows) else 1
 
 

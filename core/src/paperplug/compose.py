@@ -37,10 +37,19 @@ def _name(defense: Any) -> str:
     return getattr(defense, "name", None) or type(defense).__name__
 
 
-class Guard:
-    """Defenses routed by stage; each sees the payload the previous one sanitized."""
+ON_ERROR = ("block", "raise")
 
-    def __init__(self, defenses: Sequence[Any], *, fail_fast: bool = False) -> None:
+
+class Guard:
+    """Defenses routed by stage; each sees the payload the previous one sanitized.
+
+    A defense that raises, or returns something other than a Verdict, fails the guard closed:
+    its verdict is invalid with risk 1, names the defense and the error, and the payload is
+    blocked (`on_error="raise"` re-raises instead)."""
+
+    def __init__(
+        self, defenses: Sequence[Any], *, fail_fast: bool = False, on_error: str = "block"
+    ) -> None:
         for i, d in enumerate(defenses):
             stage = getattr(d, "stage", None)
             if stage not in STAGES:
@@ -51,11 +60,34 @@ class Guard:
                 raise TypeError(
                     f"defense #{i} ({_name(d)}) has no callable check(payload, context)"
                 )
+        if on_error not in ON_ERROR:
+            raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
         self.defenses = list(defenses)
         self.fail_fast = fail_fast
+        self.on_error = on_error
 
     def stages(self) -> list[str]:
         return [s for s in STAGES if any(d.stage == s for d in self.defenses)]
+
+    def _check_one(self, defense: Any, payload: Any, context: Mapping[str, Any] | None) -> Verdict:
+        """One defense's verdict; an error or a non-Verdict answer becomes a blocking verdict."""
+        name = _name(defense)
+        try:
+            verdict = defense.check(payload, context)
+            if not isinstance(verdict, Verdict):
+                raise TypeError(f"check returned {type(verdict).__name__}, not a Verdict")
+        except Exception as exc:
+            if self.on_error == "raise":
+                raise
+            error = f"{type(exc).__name__}: {exc}"
+            return Verdict(
+                payload,
+                False,
+                1.0,
+                reason=f"{name} failed, so the guard blocks ({error})",
+                details={"error": error, "defense": name, "failed_closed": True},
+            )
+        return verdict
 
     def _apply(
         self, payload: Any, stage: str, context: Mapping[str, Any] | None
@@ -63,11 +95,7 @@ class Guard:
         if stage not in STAGES:
             raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
         for defense in (d for d in self.defenses if d.stage == stage):
-            verdict = defense.check(payload, context)
-            if not isinstance(verdict, Verdict):
-                raise TypeError(
-                    f"{_name(defense)}.check returned {type(verdict).__name__}, not Verdict"
-                )
+            verdict = self._check_one(defense, payload, context)
             yield _name(defense), verdict
             payload = verdict.payload
             if self.fail_fast and not verdict.valid:
@@ -94,12 +122,18 @@ class Guard:
     def filter(
         self, dataset: Sequence[Any], *, context: Mapping[str, Any] | None = None
     ) -> FilterResult:
-        """Run the train_data defenses; return kept and removed indices into `dataset`."""
+        """Run the train_data defenses; return kept and removed indices into `dataset`.
+
+        A defense that fails removes every row still kept (the guard fails closed)."""
         index = list(range(len(dataset)))  # position in `dataset` of each row still kept
         removed: list[int] = []
         verdicts: list[tuple[str, Verdict]] = []
         for name, verdict in self._apply(dataset, "train_data", context):
-            local = sorted({int(i) for i in verdict.details.get("removed", ())})
+            if verdict.details.get("failed_closed"):
+                local = list(range(len(index)))
+                verdict.payload = []
+            else:
+                local = sorted({int(i) for i in verdict.details.get("removed", ())})
             if local and not 0 <= local[0] <= local[-1] < len(index):
                 raise ValueError(f"{name} removed index out of range 0..{len(index) - 1}: {local}")
             drop = set(local)
@@ -111,6 +145,8 @@ class Guard:
                     "defense returns the kept rows as its payload"
                 )
             verdicts.append((name, verdict))
+            if not index:
+                break
         return FilterResult(
             kept=index, removed=sorted(removed), verdict=self._combine(dataset, verdicts)
         )
@@ -118,7 +154,8 @@ class Guard:
     def stream(
         self, chunks: Iterable[Any], *, context: Mapping[str, Any] | None = None
     ) -> GuardedStream:
-        """Pass output chunks through while the output-stage verdict on the prefix stays valid."""
+        """Pass output chunks through while the output-stage verdict on the prefix stays valid;
+        the whole output is checked once more at the end (context["final"] is True)."""
         return GuardedStream(self, chunks, context)
 
     def wrap(
@@ -133,7 +170,14 @@ class Guard:
 
 
 class GuardedStream:
-    """Iterates the chunks the guard lets through; `verdict` and `stopped_at` tell why it ended."""
+    """Iterates the output the guard lets through; `verdict` and `stopped_at` tell why it ended.
+
+    For text, a defense may judge only part of the prefix (a monitor waiting for the last word
+    to be complete) and say so with `details["judged"]` (characters judged): the text past the
+    smallest such frontier is held back until a later check covers it. At the end of the
+    stream the whole text is checked once more with `context["final"] = True`; `stopped_at` is
+    the index of the chunk that made the output invalid (the number of chunks when the final
+    check did)."""
 
     def __init__(self, guard: Guard, chunks: Iterable[Any], context: Mapping[str, Any] | None):
         self.guard, self.chunks, self.context = guard, chunks, dict(context or {})
@@ -141,28 +185,65 @@ class GuardedStream:
         self.stopped_at: int | None = None
         self.emitted: list[Any] = []
 
+    def _judged(self, prefix: str) -> int:
+        assert self.verdict is not None
+        frontier = len(prefix)
+        for _, v in self.verdict.verdicts:
+            judged = v.details.get("judged")
+            if judged is not None:
+                frontier = min(frontier, max(0, int(judged)))
+        return frontier
+
     def __iter__(self) -> Iterator[Any]:
-        text, all_text = "", True  # the running prefix, kept so each chunk costs one append
+        text, shown, all_text = "", 0, True  # running prefix, characters emitted, text stream?
+        i = -1
         for i, chunk in enumerate(self.chunks):
             all_text = all_text and isinstance(chunk, str)
             prefix = text + chunk if all_text else [*self.emitted, chunk]
-            context = {**self.context, "chunk": chunk, "index": i}
+            context = {**self.context, "chunk": chunk, "index": i, "final": False}
             self.verdict = self.guard.check(prefix, stage="output", context=context)
             if not self.verdict.valid:
                 self.stopped_at = i
                 return
-            self.emitted.append(chunk)
-            if all_text:
-                text = prefix
-            yield chunk
+            if not all_text:
+                self.emitted.append(chunk)
+                yield chunk
+                continue
+            text = prefix
+            frontier = self._judged(text)
+            if frontier > shown:
+                piece, shown = text[shown:frontier], frontier
+                self.emitted.append(piece)
+                yield piece
+        final = text if all_text else list(self.emitted)
+        context = {**self.context, "index": i + 1, "final": True}
+        self.verdict = self.guard.check(final, stage="output", context=context)
+        if not self.verdict.valid:
+            self.stopped_at = i + 1
+            return
+        if all_text and len(text) > shown:
+            self.emitted.append(text[shown:])
+            yield text[shown:]
 
     @property
     def text(self) -> str:
         return "".join(str(c) for c in self.emitted)
 
 
+def _last_user_text(messages: Sequence[Message]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else str(content)
+    return ""
+
+
 class GuardedChatModel:
-    """A ChatModel whose input, streamed output and tools pass through a Guard."""
+    """A ChatModel whose input, streamed output and tools pass through a Guard.
+
+    Every check's context carries the conversation (`messages`, and `prompt`, the last user
+    message): an output monitor trained with prompts, or a tool guard that plans from the
+    user's task, reads it there."""
 
     def __init__(
         self, guard: Guard, model: ChatModel, tools: Mapping[str, Callable[..., Any]], refusal: str
@@ -170,13 +251,22 @@ class GuardedChatModel:
         self.guard, self.model, self.refusal = guard, model, refusal
         self.tools = {name: self._guard_tool(name, fn) for name, fn in tools.items()}
         self.last_verdict: GuardVerdict | None = None
+        self.messages: list[Message] = []  # the conversation of the latest call
+
+    def _context(self, **extra: Any) -> dict[str, Any]:
+        return {"messages": self.messages, "prompt": _last_user_text(self.messages), **extra}
+
+    def _admit(self, messages: Sequence[Message]) -> bool:
+        self.messages = list(messages)
+        self.last_verdict = self.guard.check(self.messages, stage="input", context=self._context())
+        return self.last_verdict.valid
 
     def stream(self, messages: Sequence[Message], **kw: Any) -> Iterator[str]:
-        self.last_verdict = self.guard.check(list(messages), stage="input")
-        if not self.last_verdict.valid:
+        if not self._admit(messages):
             yield self.refusal
             return
-        guarded = self.guard.stream(stream_chat(self.model, self.last_verdict.payload, **kw))
+        chunks = stream_chat(self.model, self.last_verdict.payload, **kw)
+        guarded = self.guard.stream(chunks, context=self._context())
         yield from guarded
         self.last_verdict = guarded.verdict or self.last_verdict
         if guarded.stopped_at is not None:
@@ -185,16 +275,41 @@ class GuardedChatModel:
     def chat(self, messages: Sequence[Message], **kw: Any) -> str:
         return "".join(self.stream(messages, **kw))
 
+    @property
+    def complete(self) -> Callable[..., Any]:
+        """The wrapped model's `complete` (text plus tool calls), guarded; absent if it has none.
+
+        A blocked input returns the refusal as plain text; a blocked output returns the result
+        with its text replaced by the refusal and its tool calls dropped."""
+        inner = getattr(self.model, "complete", None)
+        if not callable(inner):
+            raise AttributeError(f"{type(self.model).__name__} has no complete()")
+
+        def complete(messages: Sequence[Message], **kw: Any) -> Any:
+            if not self._admit(messages):
+                return self.refusal  # nothing reached the model: the refusal as plain text
+            result = inner(self.last_verdict.payload, **kw)
+            text = getattr(result, "text", result)
+            context = self._context(index=0, final=True)
+            self.last_verdict = self.guard.check(text, stage="output", context=context)
+            if self.last_verdict.valid:
+                return result
+            return _replace_text(result, self.refusal)
+
+        return complete
+
     def _guard_tool(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def guarded(**arguments: Any) -> Any:
             call = self.guard.check(
-                {"name": name, "arguments": arguments}, stage="tool", context={"phase": "call"}
+                {"name": name, "arguments": arguments},
+                stage="tool",
+                context=self._context(phase="call", tool=name),
             )
             if not call.valid:
                 return f"[blocked call to {name}: {call.reason}]"
             result = fn(**call.payload["arguments"])
             checked = self.guard.check(
-                result, stage="tool", context={"phase": "result", "tool": name}
+                result, stage="tool", context=self._context(phase="result", tool=name)
             )
             return (
                 checked.payload
@@ -206,9 +321,27 @@ class GuardedChatModel:
         return guarded
 
 
-def compose(*defenses: Any, fail_fast: bool = False) -> Guard:
-    """One Guard from defenses of any papers (or a user's own objects with stage and check)."""
-    return Guard(defenses, fail_fast=fail_fast)
+def _replace_text(result: Any, text: str) -> Any:
+    """`result` with its text replaced by `text` and no tool calls (a refusal)."""
+    if isinstance(result, str):
+        return text
+    import dataclasses
+
+    if dataclasses.is_dataclass(result):
+        changes = {"text": text}
+        if hasattr(result, "tool_calls"):
+            changes["tool_calls"] = []
+        if hasattr(result, "finish_reason"):
+            changes["finish_reason"] = "stop"
+        return dataclasses.replace(result, **changes)
+    return text
+
+
+def compose(*defenses: Any, fail_fast: bool = False, on_error: str = "block") -> Guard:
+    """One Guard from defenses of any papers (or a user's own objects with stage and check).
+
+    `on_error="block"` (default) fails closed when a defense raises; "raise" re-raises."""
+    return Guard(defenses, fail_fast=fail_fast, on_error=on_error)
 
 
 @dataclass
@@ -247,6 +380,10 @@ def evaluate(
     longer work) defines `assess(target, payload) -> bool | list[bool]`, receiving None for each
     item the guard blocked; otherwise each adversarial item counts as a success only if it
     succeeded and the guard let it through.
+
+    Every guard check receives `context={"attack": attack, "attack_result": result, "target":
+    target}`: a train_data defense that needs what the attack produced (the model fine-tuned on
+    the poisoned rows, in `result.meta`) finds it there.
     """
     result = attack.run(target, inputs, budget=budget)
     per_item = not isinstance(result.success, bool)
@@ -260,8 +397,9 @@ def evaluate(
             f"attack {type(attack).__name__} declares no stage in {STAGES}; cannot place a guard"
         )
     assess = getattr(attack, "assess", None)
+    context = {"attack": attack, "attack_result": result, "target": target}
     if stage == "train_data":
-        filtered = guard.filter(result.adversarial)
+        filtered = guard.filter(result.adversarial, context=context)
         if not callable(assess):
             raise TypeError(
                 "a train_data attack must define assess(target, payload) to be evaluated"
@@ -270,7 +408,7 @@ def evaluate(
         blocked = len(filtered.removed)
     else:
         items = list(result.adversarial) if per_item else [result.adversarial]
-        verdicts = [guard.check(item, stage=stage) for item in items]
+        verdicts = [guard.check(item, stage=stage, context=context) for item in items]
         blocked = sum(not v.valid for v in verdicts)
         if callable(assess):  # blocked items reach `assess` as None
             payloads = [v.payload if v.valid else None for v in verdicts]

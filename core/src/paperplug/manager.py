@@ -4,6 +4,8 @@ A plugin that fails to import, registers a duplicate name, or raises in its hook
 with a warning and listed as failed; the others keep working (PAPERPLUG_STRICT_PLUGINS=1
 re-raises instead). The catalog is rebuilt from the registration hooks whenever the set of
 plugins changes, so a plugin registered at run time shows up beside the installed ones.
+Loading and registration hold one lock, so the first calls from several threads all see
+every installed plugin.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -23,7 +26,7 @@ from typing import Any
 import pluggy
 
 from paperplug import hookspecs
-from paperplug.roles import ROLE_METHODS, ROLES, STAGES
+from paperplug.roles import ROLES, missing_members
 
 ENTRY_POINT_GROUP = "paperplug"
 HOOKS: dict[str, str] = {role: f"register_{role}s" for role in ROLES}
@@ -37,8 +40,12 @@ class DuplicateComponentError(PluginError, ValueError):
     """Two plugins registered the same component name for one role."""
 
 
+class ComponentImportError(PluginError, ImportError):
+    """A registered factory cannot be imported (missing module, import error, missing attribute)."""
+
+
 @dataclass(frozen=True)
-class Component:
+class ComponentInfo:
     """One registered implementation of a role: a lazy factory plus what to show in listings."""
 
     role: str
@@ -50,13 +57,26 @@ class Component:
     tags: tuple[str, ...] = ()
 
     def resolve(self) -> Callable[..., Any]:
-        """Import the factory when it was given as a "module:attr" path."""
+        """Import the factory when it was given as a "module:attr" path.
+
+        Raises ComponentImportError naming the component, its plugin and the cause."""
         if callable(self.factory):
             return self.factory
         module_name, _, attr = self.factory.partition(":")
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        try:
+            obj: Any = importlib.import_module(module_name)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except Exception as exc:
+            raise ComponentImportError(
+                f"{self.role} {self.name!r} of plugin {self.plugin!r} cannot be imported from "
+                f"{self.factory!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+        if not callable(obj):
+            raise ComponentImportError(
+                f"{self.role} {self.name!r} of plugin {self.plugin!r}: {self.factory!r} is a "
+                f"{type(obj).__name__}, not a callable factory"
+            )
         return obj
 
     def to_dict(self) -> dict[str, Any]:
@@ -87,6 +107,11 @@ def _strict() -> bool:
     return os.environ.get("PAPERPLUG_STRICT_PLUGINS", "") not in ("", "0", "false", "no")
 
 
+def installed_entry_points() -> list[importlib.metadata.EntryPoint]:
+    """The entry points of group `paperplug` in the current environment, by name."""
+    return sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+
+
 class PluginManager:
     """The paperplug plugin manager; `entry_points=False` gives an empty one (tests)."""
 
@@ -95,21 +120,25 @@ class PluginManager:
         self.pm.add_hookspecs(hookspecs)
         self.failed: dict[str, str] = {}
         self.dists: dict[str, tuple[str, str]] = {}
-        self._catalog: dict[str, dict[str, Component]] = {role: {} for role in ROLES}
+        self._catalog: dict[str, dict[str, ComponentInfo]] = {role: {} for role in ROLES}
         self._pending_load = entry_points
+        self._lock = threading.RLock()
 
     # -- loading ---------------------------------------------------------------------------
     def _ensure_loaded(self) -> None:
-        if self._pending_load:
-            self._pending_load = False
-            self.load_entry_points()
-            self.load_plugins_dir()
+        if not self._pending_load:
+            return
+        with self._lock:  # other threads wait until every installed plugin is in the catalog
+            if self._pending_load:
+                self.load_entry_points()
+                self.load_plugins_dir()
+                self._pending_load = False
 
     def load_entry_points(self) -> None:
         """Load each entry point of group `paperplug` on its own, honouring the env controls."""
         wanted = _env_names("PAPERPLUG_LOAD_PLUGINS")
         disabled = _env_names("PAPERPLUG_DISABLE_PLUGINS") or set()
-        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        for ep in installed_entry_points():
             if wanted is not None and ep.name not in wanted:
                 continue
             if ep.name in disabled:
@@ -145,17 +174,26 @@ class PluginManager:
             )
 
     def _register(self, plugin: object, name: str | None) -> str:
-        registered = self.pm.register(plugin, name=name)
-        if registered is None:
-            raise PluginError(f"plugin {name!r} is blocked or already registered")
-        try:
-            self.pm.check_pending()
-            self._catalog = self._build_catalog()
-        except Exception:
-            self.pm.unregister(name=registered)
-            raise
-        self.failed.pop(registered, None)
-        return registered
+        with self._lock:
+            if name is not None and self.pm.has_plugin(name):
+                raise PluginError(
+                    f"a plugin named {name!r} is already registered; unregister_plugin({name!r}) "
+                    "first or choose another name"
+                )
+            try:
+                registered = self.pm.register(plugin, name=name)
+            except ValueError as exc:  # pluggy: the same object registered twice
+                raise PluginError(f"plugin {name or plugin!r} is already registered") from exc
+            if registered is None:
+                raise PluginError(f"plugin {name!r} is blocked (PAPERPLUG_DISABLE_PLUGINS)")
+            try:
+                self.pm.check_pending()
+                self._catalog = self._build_catalog()
+            except Exception:
+                self.pm.unregister(name=registered)
+                raise
+            self.failed.pop(registered, None)
+            return registered
 
     # -- run-time registration ---------------------------------------------------------------
     def register_plugin(self, plugin: object, name: str | None = None) -> str:
@@ -163,35 +201,60 @@ class PluginManager:
         self._ensure_loaded()
         return self._register(plugin, name)
 
+    def register_component(
+        self, role: str, name: str, factory: Callable[..., Any] | str, **meta: Any
+    ) -> str:
+        """Register one factory as a plugin of its own, named "role:name".
+
+        Registering the same role and name again this way replaces the earlier one (re-running
+        a notebook cell); a name taken by another plugin is a DuplicateComponentError."""
+        self._ensure_loaded()
+        plugin_name = f"{_check_role(role)}:{name}"
+        with self._lock:
+            previous = self.pm.get_plugin(plugin_name)
+            if previous is not None and getattr(previous, "one_off", False):
+                self.pm.unregister(name=plugin_name)
+            try:
+                return self._register(_one_off_plugin(role, name, factory, meta), plugin_name)
+            except Exception:
+                if previous is not None and not self.pm.has_plugin(plugin_name):
+                    self._register(previous, plugin_name)  # keep the earlier definition
+                raise
+
     def unregister_plugin(self, name: str) -> None:
         """Remove a plugin registered at run time or from an entry point."""
         self._ensure_loaded()
-        if not self.pm.has_plugin(name):
-            raise ValueError(f"no plugin named {name!r}; registered: {sorted(self.plugin_names())}")
-        self.pm.unregister(name=name)
-        self._catalog = self._build_catalog()
+        with self._lock:
+            if not self.pm.has_plugin(name):
+                raise ValueError(
+                    f"no plugin named {name!r}; registered: {sorted(self.plugin_names())}"
+                )
+            self.pm.unregister(name=name)
+            self._catalog = self._build_catalog()
 
     def plugin_names(self) -> list[str]:
         return [name for name, _ in self.pm.list_name_plugin()]
 
     # -- catalog -----------------------------------------------------------------------------
-    def _build_catalog(self) -> dict[str, dict[str, Component]]:
-        catalog: dict[str, dict[str, Component]] = {role: {} for role in ROLES}
+    def _build_catalog(self) -> dict[str, dict[str, ComponentInfo]]:
+        catalog: dict[str, dict[str, ComponentInfo]] = {role: {} for role in ROLES}
         for role, hook_name in HOOKS.items():
             for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
-                found: dict[str, Component] = {}
+                found: dict[str, ComponentInfo] = {}
                 args = {"register": _Register(role, impl.plugin_name, found, catalog[role])}
                 impl.function(*[args[a] for a in impl.argnames])
                 catalog[role].update(found)
         return catalog
 
-    def components(self, role: str | None = None) -> list[Component]:
+    def list_components(self, role: str | None = None) -> list[ComponentInfo]:
         """All registered components, or those of one role, sorted by role then name."""
         self._ensure_loaded()
         roles = ROLES if role is None else (_check_role(role),)
-        return [c for r in roles for _, c in sorted(self._catalog[r].items())]
+        catalog = self._catalog
+        return [c for r in roles for _, c in sorted(catalog[r].items())]
 
-    def get(self, role: str, name: str) -> Component:
+    def get(self, role: str, name: str) -> ComponentInfo:
+        """The registration of component `name` of `role` (nothing is imported)."""
         self._ensure_loaded()
         table = self._catalog[_check_role(role)]
         if name not in table:
@@ -199,29 +262,32 @@ class PluginManager:
         return table[name]
 
     def load(self, role: str, name: str, **params: Any) -> Any:
-        """Build an instance of component `name` of `role` and check it has the role's methods."""
-        component = self.get(role, name)
-        instance = component.resolve()(**params)
-        missing = [m for m in ROLE_METHODS[role] if not hasattr(instance, m)]
+        """Build an instance of component `name` of `role` and check it against the role's
+        Protocol (roles.missing_members)."""
+        info = self.get(role, name)
+        instance = info.resolve()(**params)
+        missing = missing_members(role, instance)
         if missing:
-            raise TypeError(f"{role} {name!r} from plugin {component.plugin!r} lacks {missing}")
-        if role == "defense" and instance.stage not in STAGES:
-            raise TypeError(
-                f"defense {name!r} has stage {instance.stage!r}; expected one of {STAGES}"
-            )
+            raise TypeError(f"{role} {name!r} from plugin {info.plugin!r} lacks {missing}")
         return instance
 
     def plugins(self) -> list[dict[str, Any]]:
-        """One row per plugin, loaded or failed: name, distribution, version, components, error."""
+        """One row per plugin, loaded or failed, each with the same keys: name, dist, version,
+        components, error (None when it loaded)."""
         self._ensure_loaded()
         rows = []
-        for name in sorted(self.plugin_names()):
+        comps = self.list_components()
+        for name in sorted({*self.plugin_names(), *self.failed}):
             dist, version = self.dists.get(name, ("", ""))
-            comps = [f"{c.role}:{c.name}" for c in self.components() if c.plugin == name]
-            rows.append({"name": name, "dist": dist, "version": version, "components": comps})
-        for name, error in sorted(self.failed.items()):
-            dist, version = self.dists.get(name, ("", ""))
-            rows.append({"name": name, "dist": dist, "version": version, "failed": error})
+            rows.append(
+                {
+                    "name": name,
+                    "dist": dist,
+                    "version": version,
+                    "components": [f"{c.role}:{c.name}" for c in comps if c.plugin == name],
+                    "error": self.failed.get(name),
+                }
+            )
         return rows
 
 
@@ -229,7 +295,11 @@ class _Register:
     """The `register` callable handed to one plugin's registration hook."""
 
     def __init__(
-        self, role: str, plugin: str, found: dict[str, Component], taken: dict[str, Component]
+        self,
+        role: str,
+        plugin: str,
+        found: dict[str, ComponentInfo],
+        taken: dict[str, ComponentInfo],
     ):
         self.role, self.plugin, self.found, self.taken = role, plugin, found, taken
 
@@ -254,7 +324,7 @@ class _Register:
                 f"{self.role} {name!r} registered twice: by plugin {owner.plugin!r} "
                 f"and by plugin {self.plugin!r}"
             )
-        self.found[name] = Component(
+        self.found[name] = ComponentInfo(
             self.role, name, factory, self.plugin, summary, paper, tuple(tags)
         )
 
@@ -279,25 +349,29 @@ def _load_file(file: Path) -> object:
     return module
 
 
-def one_off_plugin(role: str, name: str, factory: Callable[..., Any] | str, **meta: Any) -> object:
-    """A plugin object registering a single component, for `paperplug.component`."""
+def _one_off_plugin(
+    role: str, name: str, factory: Callable[..., Any] | str, meta: dict[str, Any]
+) -> object:
+    """A plugin object registering a single component (`register_component`)."""
 
-    @hookspecs.hookimpl(specname=HOOKS[_check_role(role)])
+    @hookspecs.hookimpl(specname=HOOKS[role])
     def register_one(register):
         register(name, factory, **meta)
 
-    return SimpleNamespace(register_one=register_one)
+    return SimpleNamespace(register_one=register_one, one_off=True)
 
 
 _default: PluginManager | None = None
+_default_lock = threading.Lock()
 
 
 def get_manager() -> PluginManager:
     """The process-wide manager, created (and entry points loaded) on first use."""
     global _default
-    if _default is None:
-        _default = PluginManager()
-    return _default
+    with _default_lock:
+        if _default is None:
+            _default = PluginManager()
+        return _default
 
 
 def set_manager(manager: PluginManager | None) -> PluginManager | None:

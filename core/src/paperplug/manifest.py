@@ -43,8 +43,9 @@ def readme_table(manifest: dict[str, dict[str, Any]]) -> str:
     ]
     for slug, t in sorted(manifest.items()):
         paper = t.get("paper", {})
+        roles = ", ".join(t["roles"]) if t.get("kind", "paper") == "paper" else "(support package)"
         rows.append(
-            f"| [`{t['dist']}`]({t['path']}) | {', '.join(t['roles'])} | "
+            f"| [`{t['dist']}`]({t['path']}) | {roles} | "
             f"{', '.join(f'`{c}`' for c in t['components'])} | "
             f"[{paper.get('title', slug)}]({paper.get('url', '')}) | {t.get('status', '')} | "
             f"{t.get('gpu', 'none')} |"

@@ -11,7 +11,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol, runtime_checkable
 
-ROLES: tuple[str, ...] = ("trainer", "explainer", "defense", "attack", "solver")
 STAGES: tuple[str, ...] = ("train_data", "input", "tool", "decode", "output")
 EXPLANATION_KINDS: tuple[str, ...] = ("feature", "interaction", "data", "concept")
 
@@ -125,18 +124,30 @@ class Solution(_Result):
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+# -- the role contract, stated once: the Protocols below; `load` and the contract tests check
+# an instance against them (`missing_members`). Optional calls are named in the docstrings.
+
+
 @runtime_checkable
 class Trainer(Protocol):
+    """`fit(data, ...)` learns and returns self (history in `history_`); predict/sample/score
+    as the method needs. Classifiers follow scikit-learn's estimator API."""
+
     def fit(self, data: Any, *args: Any, **kw: Any) -> Any: ...
 
 
 @runtime_checkable
 class Explainer(Protocol):
+    """`explain(model, inputs, target=...)` returns an Explanation."""
+
     def explain(self, model: Any, inputs: Any, *, target: Any = None, **kw: Any) -> Explanation: ...
 
 
 @runtime_checkable
 class Defense(Protocol):
+    """`stage` is one of STAGES; `check(payload, context)` returns a Verdict. Optional:
+    `fit(data)` when the defense learns."""
+
     stage: str
 
     def check(self, payload: Any, context: Mapping[str, Any] | None = None) -> Verdict: ...
@@ -144,11 +155,19 @@ class Defense(Protocol):
 
 @runtime_checkable
 class Attack(Protocol):
+    """`stage` is where a guard sits against it (one of STAGES); `run` returns an AttackResult.
+    Optional: `assess(target, payload)` re-scores success on what a guard passed on (None for
+    a blocked item), as `evaluate` uses it."""
+
+    stage: str
+
     def run(self, target: Any, inputs: Any, *, budget: int | None = None) -> AttackResult: ...
 
 
 @runtime_checkable
 class Solver(Protocol):
+    """`solve(problem, seed=...)` returns a Solution."""
+
     def solve(self, problem: Any, *, seed: int | None = None, **kw: Any) -> Solution: ...
 
 
@@ -180,10 +199,21 @@ ROLE_PROTOCOLS: dict[str, type] = {
     "attack": Attack,
     "solver": Solver,
 }
-ROLE_METHODS: dict[str, tuple[str, ...]] = {
-    "trainer": ("fit",),
-    "explainer": ("explain",),
-    "defense": ("stage", "check"),
-    "attack": ("run",),
-    "solver": ("solve",),
-}
+ROLES: tuple[str, ...] = tuple(ROLE_PROTOCOLS)
+
+
+def protocol_members(protocol: type) -> tuple[str, ...]:
+    """The attributes and methods a Protocol declares (what an implementation must have)."""
+    names = set(getattr(protocol, "__annotations__", {}))
+    names |= {n for n, v in vars(protocol).items() if callable(v) and not n.startswith("_")}
+    return tuple(sorted(names))
+
+
+def missing_members(role: str, instance: Any) -> list[str]:
+    """What `instance` lacks of `role`'s Protocol; a defense's or attack's stage is checked too."""
+    members = protocol_members(ROLE_PROTOCOLS[role])
+    missing = [m for m in members if not hasattr(instance, m)]
+    stage = getattr(instance, "stage", None)
+    if not missing and "stage" in members and stage not in STAGES:
+        missing.append(f"stage in {STAGES} (has {stage!r})")
+    return missing

@@ -2,15 +2,19 @@
 
 Fixtures give a fresh plugin manager per test; one contract class per role checks what
 every implementation owes: it is registered with a summary and paper, builds through
-`paperplug.load`, returns the role's result type, is reproducible under a seed, and leaves
-the caller's data untouched. A package subclasses the contract and provides its case.
+`paperplug.load`, returns the role's result type, is reproducible under a seed, leaves the
+caller's data and the global random state (random, numpy, torch) untouched. A package
+subclasses the contract and provides its case. `ChatModelContract` does the same for a
+chat-model backend.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
+import random
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -20,7 +24,15 @@ import pytest
 
 from paperplug.compose import compose
 from paperplug.manager import PluginManager, set_manager
-from paperplug.roles import STAGES, AttackResult, Explanation, Solution, Verdict
+from paperplug.roles import (
+    STAGES,
+    AttackResult,
+    Explanation,
+    Solution,
+    Verdict,
+    missing_members,
+    stream_chat,
+)
 
 
 @pytest.fixture
@@ -79,6 +91,30 @@ def assert_unchanged(before: Any, after: Any, what: str = "input") -> None:
     assert same(before, after), f"the {what} passed in was mutated"
 
 
+def global_rng_state() -> dict[str, Any]:
+    """The global random states a method must not touch: random's, numpy's and torch's (for
+    the libraries already imported)."""
+    state: dict[str, Any] = {"random": random.getstate()}
+    if "numpy" in sys.modules:
+        state["numpy"] = sys.modules["numpy"].random.get_state(legacy=False)
+    if "torch" in sys.modules:
+        state["torch"] = sys.modules["torch"].random.get_rng_state()
+    return state
+
+
+@contextlib.contextmanager
+def global_rng_untouched(what: str = "the method") -> Iterator[None]:
+    """Fail if the body draws from or reseeds a global random generator."""
+    before = global_rng_state()
+    yield
+    after = global_rng_state()
+    changed = [k for k in before if not same(before[k], after.get(k))]
+    assert not changed, (
+        f"{what} changed the caller's global random state ({', '.join(changed)}): pass a "
+        "generator / random_state down instead of seeding or drawing globally"
+    )
+
+
 class _Contract:
     role: ClassVar[str]
     component: ClassVar[str]
@@ -87,6 +123,9 @@ class _Contract:
     @pytest.fixture
     def instance(self, installed_pm: PluginManager) -> Any:
         return installed_pm.load(self.role, self.component, **self.params)
+
+    def test_satisfies_the_role(self, instance: Any) -> None:
+        assert missing_members(self.role, instance) == []
 
     def test_registered_with_metadata(self, installed_pm: PluginManager) -> None:
         comp = installed_pm.get(self.role, self.component)
@@ -118,7 +157,8 @@ class ExplainerContract(_Contract):
     def test_explanation(self, instance: Any, explain_case: tuple[Any, Any, dict]) -> None:
         model, inputs, kw = explain_case
         before = copy.deepcopy(inputs)
-        result = instance.explain(model, inputs, **kw)
+        with global_rng_untouched("explain"):
+            result = instance.explain(model, inputs, **kw)
         assert isinstance(result, Explanation)
         assert_unchanged(before, inputs)
         if result.kind == "feature" and hasattr(inputs, "shape"):
@@ -140,7 +180,8 @@ class DefenseContract(_Contract):
         payload, context = defense_case
         assert instance.stage in STAGES
         before = copy.deepcopy(payload)
-        verdict = instance.check(payload, context)
+        with global_rng_untouched("check"):
+            verdict = instance.check(payload, context)
         assert isinstance(verdict, Verdict) and 0.0 <= verdict.risk <= 1.0
         assert_unchanged(before, payload)
         self.assert_jsonable(verdict)
@@ -160,13 +201,22 @@ class AttackContract(_Contract):
     def test_attack_result(self, instance: Any, attack_case: tuple[Any, Any, int | None]) -> None:
         target, inputs, budget = attack_case
         before = copy.deepcopy(inputs)
-        result = instance.run(target, inputs, budget=budget)
+        with global_rng_untouched("run"):
+            result = instance.run(target, inputs, budget=budget)
         assert isinstance(result, AttackResult)
         assert_unchanged(before, inputs)
         if budget is not None:
             assert result.queries <= budget, f"{result.queries} queries over a budget of {budget}"
         assert 0.0 <= result.success_rate <= 1.0
         self.assert_jsonable(result)
+        assess = getattr(instance, "assess", None)
+        if assess is not None:  # evaluate() re-scores what a guard passed on with it
+            assert callable(assess), "assess must be callable as assess(target, payload)"
+            rescored = assess(target, result.adversarial)
+            if isinstance(result.success, bool):
+                assert isinstance(rescored, bool)
+            else:
+                assert len(list(rescored)) == len(list(result.success))
 
 
 class SolverContract(_Contract):
@@ -177,7 +227,8 @@ class SolverContract(_Contract):
     def test_solution(self, instance: Any, solve_case: tuple[Any, dict]) -> None:
         problem, kw = solve_case
         before = copy.deepcopy(problem)
-        solution = instance.solve(problem, seed=0, **kw)
+        with global_rng_untouched("solve"):
+            solution = instance.solve(problem, seed=0, **kw)
         assert isinstance(solution, Solution)
         assert_unchanged(before, problem)
         self.assert_jsonable(solution)
@@ -196,8 +247,24 @@ class TrainerContract(_Contract):
     def test_fit(self, instance: Any, fit_case: tuple[tuple, dict]) -> None:
         data, kw = fit_case
         before = copy.deepcopy(data)
-        fitted = instance.fit(*data, **kw)
+        with global_rng_untouched("fit"):
+            fitted = instance.fit(*data, **kw)
         assert fitted is instance, "fit returns self"
         assert_unchanged(before, data)
         history = getattr(instance, "history_", None)
         assert history is not None and len(history) > 0, "fit records history_"
+
+
+class ChatModelContract:
+    """Provide `chat_model` (an instance) and `messages`: a backend of the core's ChatModel
+    protocol answers with text, streams the same text, and leaves the messages untouched."""
+
+    def test_chat_returns_text(self, chat_model: Any, messages: list[dict]) -> None:
+        before = copy.deepcopy(messages)
+        with global_rng_untouched("chat"):
+            reply = chat_model.chat(messages)
+        assert isinstance(reply, str)
+        assert_unchanged(before, messages, "messages")
+
+    def test_stream_equals_chat(self, chat_model: Any, messages: list[dict]) -> None:
+        assert "".join(stream_chat(chat_model, messages)) == chat_model.chat(messages)

@@ -6,4 +6,4 @@ plugins must not import torch.
 
 from paperplug import lazy_exports
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {"TODO": ".TODO_module"})
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {"TODO": ".TODO_stage"})

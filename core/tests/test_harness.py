@@ -1,0 +1,45 @@
+import math
+import random
+
+import pytest
+
+from paperplug.harness import Timer, demo_parser, fmt_ci, mean_ci, table
+from paperplug.testing import global_rng_untouched
+
+
+def test_demo_parser_shares_out_and_seed():
+    args = demo_parser("my_pkg").parse_args([])
+    assert (str(args.out), args.seed) == ("out/my_pkg", 0)
+    assert demo_parser("x").parse_args(["--seed", "3", "--out", "o"]).seed == 3
+
+
+def test_mean_ci_is_students_t():
+    mean, half = mean_ci([1.0, 2.0, 3.0])
+    # t_{0.975, 2} = 4.302652729911275, sd = 1, n = 3
+    assert mean == 2.0 and half == pytest.approx(4.302652729911275 / math.sqrt(3))
+    assert math.isnan(mean_ci([5.0])[1]) and fmt_ci([5.0]) == "5.000"
+    with pytest.raises(ValueError, match="at least one value"):
+        mean_ci([])
+
+
+def test_table_aligns_and_formats():
+    text = table([["a", 1.23456, 3], ["long name", None, 10]], ["name", "x", "n"], digits=2)
+    lines = text.splitlines()
+    assert lines[0].split() == ["name", "x", "n"] and lines[2].split() == ["a", "1.23", "3"]
+    assert lines[3].split() == ["long", "name", "-", "10"]
+    assert lines[0].index("x") == lines[2].index("1.23") == lines[3].index("-  ") + 0
+    with pytest.raises(ValueError, match="every row needs 2 cells"):
+        table([[1]], ["a", "b"])
+
+
+def test_timer_measures():
+    with Timer() as t:
+        sum(range(1000))
+    assert 0 <= t.seconds < 1
+
+
+def test_global_rng_untouched_catches_a_global_draw():
+    with global_rng_untouched():
+        random.Random(0).random()  # a generator of its own: fine
+    with pytest.raises(AssertionError, match="global random state"), global_rng_untouched():
+        random.random()
