@@ -82,7 +82,9 @@ def test_install_a_single_method_by_name_from_the_wheels(tmp_path):
         check=True,
     )
     versions = {row["name"].lower(): row["version"] for row in json.loads(listing.stdout)}
-    core_version = tomllib.loads((ROOT / "core" / "pyproject.toml").read_text())["project"]["version"]
+    core_version = tomllib.loads((ROOT / "core" / "pyproject.toml").read_text())["project"][
+        "version"
+    ]
     assert {n: v for n, v in versions.items() if n.startswith("paperplug")} == {
         "paperplug": core_version,
         "paperplug-semicentroid": versions["paperplug-semicentroid"],

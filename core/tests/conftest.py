@@ -25,7 +25,9 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
     def entry_points_of_site() -> list[importlib.metadata.EntryPoint]:
         dists = importlib.metadata.distributions(path=[str(folder)])
-        found = [ep for d in dists for ep in d.entry_points if ep.group == manager.ENTRY_POINT_GROUP]
+        found = [
+            ep for d in dists for ep in d.entry_points if ep.group == manager.ENTRY_POINT_GROUP
+        ]
         return sorted(found, key=lambda e: e.name)
 
     monkeypatch.setattr(manager, "installed_entry_points", entry_points_of_site)

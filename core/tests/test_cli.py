@@ -5,7 +5,6 @@ import pytest
 from paperplug import hookimpl
 from paperplug.cli import main
 
-
 GOOD = """
 from paperplug import hookimpl
 

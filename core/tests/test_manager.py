@@ -251,13 +251,16 @@ def test_first_loads_from_many_threads_all_succeed(install_dist):
     from concurrent.futures import ThreadPoolExecutor
 
     slow = GOOD.format(module="slow_plug").replace(
-        "from paperplug import hookimpl", "import time\nfrom paperplug import hookimpl\ntime.sleep(0.2)"
+        "from paperplug import hookimpl",
+        "import time\nfrom paperplug import hookimpl\ntime.sleep(0.2)",
     )
     install_dist("slow-plug", "slow", slow, impl=IMPL)
     previous = paperplug.manager.set_manager(None)
     try:
         with ThreadPoolExecutor(8) as pool:
-            found = list(pool.map(lambda _: type(paperplug.load("defense", "echo")).__name__, range(8)))
+            found = list(
+                pool.map(lambda _: type(paperplug.load("defense", "echo")).__name__, range(8))
+            )
     finally:
         paperplug.manager.set_manager(previous)
     assert found == ["Echo"] * 8

@@ -84,7 +84,7 @@ def mean_ci(values: Iterable[float], confidence: float = 0.95) -> tuple[float, f
 
 
 def fmt_ci(values: Iterable[float], digits: int = 3, confidence: float = 0.95) -> str:
-    """"mean ± half-width" of `values` (see mean_ci)."""
+    """ "mean ± half-width" of `values` (see mean_ci)."""
     mean, half = mean_ci(values, confidence)
     return f"{mean:.{digits}f}" if math.isnan(half) else f"{mean:.{digits}f} ± {half:.{digits}f}"
 
