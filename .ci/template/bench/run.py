@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 
-from paperplug.harness import single_thread
-
 from paperplug___slug__.embedded import load_data
+
+from paperplug.harness import single_thread
 
 
 def main() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from paperplug.harness import demo_parser, single_thread
-
 from paperplug___slug__.embedded import load_data
 
 
