@@ -43,3 +43,19 @@ def test_global_rng_untouched_catches_a_global_draw():
         random.Random(0).random()  # a generator of its own: fine
     with pytest.raises(AssertionError, match="global random state"), global_rng_untouched():
         random.random()
+
+
+def test_seeded_torch_is_reproducible_and_restores_the_callers_state():
+    torch = pytest.importorskip("torch")
+    from paperplug import seeded_torch
+
+    torch.manual_seed(123)
+    with global_rng_untouched():
+        with seeded_torch(7):
+            a = torch.rand(3)
+        with seeded_torch(7):
+            b = torch.rand(3)
+    assert torch.equal(a, b)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        with seeded_torch("7"):
+            pass

@@ -34,6 +34,7 @@ from paperplug.roles import (
     stream_chat,
     to_jsonable,
 )
+from paperplug.seeding import seeded_torch
 
 __version__ = "0.2.0"
 
@@ -111,6 +112,7 @@ __all__ = [
     "load",
     "register_component",
     "register_plugin",
+    "seeded_torch",
     "stream_chat",
     "to_jsonable",
     "unregister_plugin",
