@@ -1,10 +1,18 @@
 """Shared fixtures: one thread, a tiny model saved by path, a scripted model behind a real server."""
 
+import os
+
 import pytest
-import torch
 from paperplug_llm import ChatServer, ScriptedChatModel
 
-torch.set_num_threads(1)
+os.environ.setdefault("PAPERPLUG_PROGRESS", "0")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread():
+    from paperplug.harness import single_thread
+
+    single_thread()
 
 
 @pytest.fixture(scope="session")

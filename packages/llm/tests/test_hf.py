@@ -91,10 +91,11 @@ def test_bad_inputs_are_rejected_and_messages_untouched(tiny):
 def test_continuation_logprobs_follow_the_chain_rule(tiny):
     # log p(ab | prompt) = log p(a | prompt) + log p(b | prompt, a), each from its own forward pass
     prompt = tiny.prompt_ids(MSGS)
-    a, b = tiny._ids("a")[0], tiny._ids("b")[0]
+    a, b = tiny.encode("a")[0], tiny.encode("b")[0]
     with torch.no_grad():
         first = torch.log_softmax(tiny.model(input_ids=torch.tensor([prompt])).logits[0, -1], -1)[a]
         second = torch.log_softmax(
             tiny.model(input_ids=torch.tensor([[*prompt, a]])).logits[0, -1], -1
         )[b]
-    assert math.isclose(sum(tiny._logprobs(prompt, [a, b])), float(first + second), abs_tol=1e-4)
+    (scored,) = tiny.continuation_logprobs(MSGS, ["ab"])
+    assert math.isclose(sum(scored), float(first + second), abs_tol=1e-4)

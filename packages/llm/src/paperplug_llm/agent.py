@@ -2,7 +2,8 @@
 tool runs, its result is appended, until the model answers without a call.
 
 With a `paperplug.Guard`, every proposed call and every result passes through
-`guard.check(..., stage="tool")` (context phase "call" / "result"), as GuardedChatModel does.
+`guard.check(..., stage="tool")` with the context GuardedChatModel gives: phase "call" /
+"result", the tool's name, the conversation so far (`messages`) and the user's `prompt`.
 """
 
 from __future__ import annotations
@@ -52,22 +53,37 @@ def propose(
     """Ask the model for its next turn: `complete(tools=...)` when it has it, else plain `chat`
     on a conversation rendered with the tool prompt, parsing `<tool_call>` blocks from the text."""
     if callable(getattr(model, "complete", None)):
-        return model.complete(messages, tools=specs, **kw)
+        reply = model.complete(messages, tools=specs, **kw)
+        return Completion(text=reply) if isinstance(reply, str) else reply  # a guard's refusal
     kw.pop("tool_choice", None)  # a plain ChatModel cannot be forced; it is asked in the prompt
     text, calls = parse_tool_calls(model.chat(render_for_template(messages, specs), **kw))
     return Completion(text=text, tool_calls=calls, finish_reason="tool_calls" if calls else "stop")
 
 
-def execute_call(call: ToolCall, tools: Mapping[str, Tool], guard: Any = None) -> ToolRun:
-    """Guard the call, validate its arguments against the tool's schema, run it, guard the result."""
+def _user_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
+    users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
+    return users[-1] if users else ""
+
+
+def execute_call(
+    call: ToolCall,
+    tools: Mapping[str, Tool],
+    guard: Any = None,
+    messages: Sequence[Mapping[str, Any]] = (),
+) -> ToolRun:
+    """Guard the call, validate its arguments against the tool's schema, run it, guard the
+    result; `messages` (the conversation so far) goes into every guard check's context."""
     run = ToolRun(call.name, call.arguments)
+    context = {"tool": call.name, "messages": list(messages), "prompt": _user_prompt(messages)}
     if call.name not in tools:
         run.error = f"unknown tool {call.name!r}; available: {sorted(tools)}"
         return run
     arguments = call.arguments
     if guard is not None:
         verdict = guard.check(
-            {"name": call.name, "arguments": arguments}, stage="tool", context={"phase": "call"}
+            {"name": call.name, "arguments": arguments},
+            stage="tool",
+            context={**context, "phase": "call"},
         )
         if not verdict.valid:
             run.blocked, run.error = True, f"blocked call to {call.name}: {verdict.reason}"
@@ -84,7 +100,7 @@ def execute_call(call: ToolCall, tools: Mapping[str, Tool], guard: Any = None) -
         run.error = f"{call.name} raised {type(exc).__name__}: {exc}"
         return run
     if guard is not None:
-        verdict = guard.check(result, stage="tool", context={"phase": "result", "tool": call.name})
+        verdict = guard.check(result, stage="tool", context={**context, "phase": "result"})
         if not verdict.valid:
             run.blocked, run.error = True, f"blocked result of {call.name}: {verdict.reason}"
             return run
@@ -126,7 +142,7 @@ def run_agent(
         if not completion.tool_calls:
             return AgentResult(completion.text, convo, runs, step, "stop")
         for i, call in enumerate(completion.tool_calls):
-            run = execute_call(call, table, guard)
+            run = execute_call(call, table, guard, convo)
             runs.append(run)
             convo.append(
                 {

@@ -7,7 +7,7 @@ import contextlib
 import sys
 
 from paperplug_llm.backends import get_chat_model
-from paperplug_llm.server import ChatServer
+from paperplug_llm.server import ChatServer, check_loopback
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,10 +24,19 @@ def main(argv: list[str] | None = None) -> int:
     chat.add_argument("--model", default="smollm2")
     chat.add_argument("--max-tokens", type=int, default=128)
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        try:
+            check_loopback(args.host)  # before loading a model: a wrong address fails at once
+        except ValueError as exc:
+            parser.error(str(exc))
     model = get_chat_model(args.model)
     if args.command == "serve":
         server = ChatServer(model, host=args.host, port=args.port)
-        print(f"serving {server.model_name} at {server.url} (Ctrl-C stops)", flush=True)
+        print(
+            f"serving {server.model_name} at {server.url}: one request at a time, in arrival "
+            "order (Ctrl-C stops)",
+            flush=True,
+        )
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
         return 0

@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
-
-def _table(rows: list[tuple[str, str]]) -> str:
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+from paperplug.harness import demo_parser, pyplot, save_figure, single_thread, table
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="paperplug demo llm", description=__doc__)
-    parser.add_argument("--out", default="out/llm", help="folder for the figure")
+    parser = demo_parser("llm", __doc__)
     parser.add_argument("--max-tokens", type=int, default=48)
     args = parser.parse_args(argv)
-    import torch
-
-    torch.set_num_threads(1)
-    from paperplug_llm import load_smollm2, run_agent
-    from paperplug_llm.smollm2 import is_cached, weights_dir
+    single_thread()
+    from paperplug_llm.agent import run_agent
+    from paperplug_llm.smollm2 import is_cached, load_smollm2, weights_dir
 
     rows: list[tuple[str, str]] = []
     cached = is_cached()
@@ -48,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         pieces.append(piece)
         print(piece, end="", flush=True)
     elapsed = time.perf_counter() - start
-    done = model.complete(question)  # same greedy reply, with tokens and log-probs
+    done = model.complete(question)  # the same greedy reply, with its tokens and log-probs
     assert done.text == "".join(pieces)
     n = len(done.token_ids)
     rows += [
@@ -98,24 +90,15 @@ def main(argv: list[str] | None = None) -> int:
         ("tool round", f"{time.perf_counter() - start:.1f} s"),
     ]
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(max(6, 0.35 * n), 3))
+    fig, ax = pyplot().subplots(figsize=(max(6, 0.35 * n), 3))
     ax.bar(range(n), done.logprobs, color="tab:blue")
     ax.set_xticks(range(n), [repr(t)[1:-1] for t in done.tokens], rotation=90, fontsize=7)
     ax.set_ylabel("log p(token | prefix)")
     ax.set_title("SmolLM2-135M-Instruct, greedy reply: per-token log-probabilities")
     fig.tight_layout()
-    figure = out / "token_logprobs.png"
-    fig.savefig(figure, dpi=120)
-    plt.close(fig)
+    figure = save_figure(fig, args.out / "token_logprobs.png")
     rows.append(("figure", str(figure)))
-    print("\n" + _table(rows))
+    print("\n" + table(rows, ["step", "result"]))
     return 0 if run and run.error is None else 1
 
 

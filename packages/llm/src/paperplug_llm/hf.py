@@ -7,15 +7,22 @@ token's log-probability under the model is recorded (SCM and CSD read them).
 
 from __future__ import annotations
 
-import inspect
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from paperplug_llm.messages import Completion, ToolCall, check_messages
+from paperplug_llm.likelihood import continuation_logprobs, forward_with_cache
+from paperplug_llm.messages import (
+    Completion,
+    ReplyStream,
+    ToolCall,
+    check_messages,
+    check_tool_choice,
+    check_tools,
+)
 from paperplug_llm.tool_calls import (
     forced_call_prefix,
     parse_tool_calls,
@@ -164,17 +171,10 @@ class HFChatModel:
         if temperature > 0 and seed is not None:
             generator = torch.Generator(device=self.device).manual_seed(int(seed))
         inputs = torch.tensor([ids], device=self.device)
-        # transformers >= 5.24 names the KV cache `cache`; earlier releases `past_key_values`
-        key = (
-            "cache"
-            if "cache" in inspect.signature(self.model.forward).parameters
-            else "past_key_values"
-        )
         past = None
         with torch.inference_mode():
             for _ in range(max_tokens):
-                out = self.model(input_ids=inputs, use_cache=True, **{key: past})
-                past = getattr(out, key)
+                out, past = forward_with_cache(self.model, inputs, past)
                 logits = out.logits[0, -1].float()  # (vocab,)
                 token = sample_next(
                     logits, temperature=temperature, top_p=top_p, top_k=top_k, generator=generator
@@ -221,7 +221,7 @@ class HFChatModel:
         if opts["tool_choice"] not in (None, "auto", "none"):
             raise ValueError("a forced tool_choice is served by complete(), not chat()/stream()")
         tools = None if opts["tool_choice"] == "none" else opts["tools"]
-        ids = self.prompt_ids(messages, tools) + self._ids(prefill)
+        ids = self.prompt_ids(messages, tools) + self.encode(prefill)
         run.prompt_tokens = len(ids)
         emitted = ""
         text = ""
@@ -253,17 +253,35 @@ class HFChatModel:
         if len(text) > len(emitted) and text.startswith(emitted):
             yield text[len(emitted) :]
 
-    def _ids(self, text: str) -> list[int]:
+    def encode(self, text: str) -> list[int]:
+        """Token ids of `text` alone (no special tokens)."""
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
+
+    def continuation_logprobs(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        candidates: Sequence[str],
+        *,
+        prefix: str = "",
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[list[float]]:
+        """log p(token | conversation, prefix, earlier tokens) for each token of each candidate
+        reply: the prompt is encoded once and the candidates scored in batches over its cache."""
+        if isinstance(candidates, str) or not all(isinstance(c, str) for c in candidates):
+            raise TypeError("candidates must be a list of strings")
+        prompt = self.prompt_ids(messages, tools) + self.encode(prefix)
+        return continuation_logprobs(self.model, prompt, [self.encode(c) for c in candidates])
 
     def pick_tool(
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
     ) -> str:
         """The tool name the model finds most likely after `<tool_call>{"name": "` (summed log-probs)."""
-        prefix = self.prompt_ids(messages, tools) + self._ids('<tool_call>{"name": "')
         names = [t["function"]["name"] for t in tools]
-        scores = [sum(self._logprobs(prefix, self._ids(n + '"'))) for n in names]
-        return names[max(range(len(names)), key=scores.__getitem__)]
+        scored = self.continuation_logprobs(
+            messages, [n + '"' for n in names], prefix='<tool_call>{"name": "', tools=tools
+        )
+        totals = [sum(s) for s in scored]
+        return names[max(range(len(names)), key=totals.__getitem__)]
 
     def _forced_call(self, messages: Sequence[Mapping[str, Any]], kw: dict[str, Any]) -> Completion:
         """tool_choice "required" or {"function": {"name": ...}}: the name is chosen (or given),
@@ -304,46 +322,59 @@ class HFChatModel:
             logprobs=run.logprobs,
         )
 
+    def _reply(
+        self, messages: Sequence[Mapping[str, Any]], kw: dict[str, Any]
+    ) -> Generator[str, None, Completion]:
+        """Text deltas of one reply, returning its Completion. With tools the reply is decoded
+        whole first, so the `<tool_call>` markup never reaches the reader as text."""
+        tools = check_tools(kw.get("tools"))
+        check_tool_choice(kw.get("tool_choice"), tools)
+        if kw.get("tool_choice") not in (None, "auto", "none"):
+            return self._forced_call(messages, dict(kw))
+        run = _Run()
+        if not tools or kw.get("tool_choice") == "none":
+            text = ""
+            for piece in self._deltas(messages, run, kw):
+                text += piece
+                yield piece
+            return self._completion(text, [], run.finish_reason, run)
+        text, calls = parse_tool_calls("".join(self._deltas(messages, run, kw)))
+        if text:
+            yield text
+        return self._completion(text, calls, "tool_calls" if calls else run.finish_reason, run)
+
     def complete(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Completion:
         """One reply, with tokens, their log-probs and (when `tools` were given) parsed tool calls.
 
         tool_choice: "auto" (default), "none", "required" or {"type": "function", "function":
-        {"name": ...}}, as in OpenAI's API; a forced call is one call per turn."""
-        if kw.get("tool_choice") not in (None, "auto", "none"):
-            return self._forced_call(messages, dict(kw))
-        run = _Run()
-        text = "".join(self._deltas(messages, run, kw))
-        calls = []
-        if kw.get("tools") and kw.get("tool_choice") != "none":
-            text, calls = parse_tool_calls(text)
-        return self._completion(text, calls, "tool_calls" if calls else run.finish_reason, run)
+        {"name": ...}}, as in OpenAI's API; a forced call is one call per turn. finish_reason
+        is "length" when max_tokens cut the reply."""
+        stream = self.stream(messages, **kw)
+        for _ in stream:
+            pass
+        assert stream.completion is not None
+        return stream.completion
 
     def chat(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> str:
         """The reply's text."""
-        return "".join(self._deltas(messages, _Run(), kw))
+        return self.complete(messages, **kw).text
 
-    def stream(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Iterator[str]:
-        """The reply's text, a piece per decoded token (held back while it may start a stop string)."""
-        yield from self._deltas(messages, _Run(), kw)
+    def stream(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> ReplyStream:
+        """The reply's text, a piece per decoded token (held back while it may start a stop
+        string); after iteration, `.completion` holds the finish reason, usage, tool calls."""
+        return ReplyStream(self._reply(messages, kw))
 
     def token_logprobs(
         self, messages: Sequence[Mapping[str, Any]], continuation: str | Sequence[int]
     ) -> list[tuple[str, float]]:
         """log p(token | conversation, earlier tokens) for each token of an assistant reply
         (text, or token ids), in one teacher-forced forward pass."""
-        if isinstance(continuation, str):
-            cont = list(self.tokenizer(continuation, add_special_tokens=False)["input_ids"])
-        else:
-            cont = [int(t) for t in continuation]
+        cont = (
+            self.encode(continuation)
+            if isinstance(continuation, str)
+            else [int(t) for t in continuation]
+        )
         if not cont:
             raise ValueError("continuation is empty: give the reply's text or token ids")
-        values = self._logprobs(self.prompt_ids(messages), cont)
+        (values,) = continuation_logprobs(self.model, self.prompt_ids(messages), [cont])
         return [(self.tokenizer.decode([t]), v) for t, v in zip(cont, values, strict=True)]
-
-    def _logprobs(self, prompt: list[int], cont: list[int]) -> list[float]:
-        """log p(cont[j] | prompt, cont[:j]) for every j, one forward pass."""
-        ids = torch.tensor([prompt + cont], device=self.device)
-        with torch.inference_mode():
-            logits = self.model(input_ids=ids).logits[0].float()  # (seq, vocab)
-        logp = torch.log_softmax(logits[len(prompt) - 1 : -1], -1)  # row j predicts cont[j]
-        return logp[torch.arange(len(cont)), torch.tensor(cont)].tolist()

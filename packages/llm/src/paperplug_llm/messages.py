@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,8 +47,63 @@ class Completion:
         return msg
 
 
+class ReplyStream:
+    """A streamed reply: iterating yields the text as it comes; afterwards `completion` holds
+    the whole reply (finish reason, usage, tool calls), as the backend reported it.
+
+    Wraps a generator that yields text deltas and returns the Completion."""
+
+    def __init__(self, deltas: Generator[str, None, Completion]) -> None:
+        self._deltas = deltas
+        self.completion: Completion | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        self.completion = yield from self._deltas
+
+    def close(self) -> None:
+        """Stop the backend early (the reader went away)."""
+        self._deltas.close()
+
+
+def _text_of(content: Any, where: str) -> str | None:
+    """Message content as a string: a string, None, or a list of text parts joined by newlines
+    (OpenAI's content-part form, as vLLM joins them); other part types are refused."""
+    if content is None or isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise TypeError(
+            f"{where} must be a string or a list of text parts, got {type(content).__name__}"
+        )
+    texts = []
+    for j, part in enumerate(content):
+        if not isinstance(part, Mapping) or part.get("type") != "text":
+            kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+            raise ValueError(f"{where}[{j}] is a {kind!r} part; only text parts are supported")
+        if not isinstance(part.get("text"), str):
+            raise TypeError(f"{where}[{j}]['text'] must be a string")
+        texts.append(part["text"])
+    return "\n".join(texts)
+
+
+def check_tool_calls(calls: Any, where: str) -> None:
+    """An assistant message's `tool_calls`: OpenAI's {id, type: function, function: {name,
+    arguments}} entries (arguments a JSON string, or an object)."""
+    if not isinstance(calls, list):
+        raise TypeError(f"{where} must be a list, got {type(calls).__name__}")
+    for j, call in enumerate(calls):
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise ValueError(f"{where}[{j}] needs function.name (a non-empty string)")
+        if call.get("type", "function") != "function":
+            raise ValueError(f"{where}[{j}].type must be 'function', got {call.get('type')!r}")
+        if not isinstance(fn.get("arguments", "{}"), (str, Mapping)):
+            raise TypeError(f"{where}[{j}].function.arguments must be a JSON string")
+
+
 def check_messages(messages: Any) -> list[dict[str, Any]]:
-    """Validate a conversation and return a copy (the caller's list is never touched)."""
+    """Validate a conversation and return a normalised copy (the caller's list is untouched):
+    content given as a list of text parts becomes one string, and the `developer` role (the
+    system role of OpenAI's newer models) becomes `system`."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise TypeError(
             f"messages must be a list of {{'role', 'content'}} dicts, got {type(messages).__name__}"
@@ -59,12 +114,62 @@ def check_messages(messages: Any) -> list[dict[str, Any]]:
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise TypeError(f"messages[{i}] must be a dict, got {type(m).__name__}")
-        if m.get("role") not in ROLES:
-            raise ValueError(f"messages[{i}]['role'] must be one of {ROLES}, got {m.get('role')!r}")
-        content = m.get("content")
-        if content is not None and not isinstance(content, str):
-            raise TypeError(f"messages[{i}]['content'] must be a str, got {type(content).__name__}")
+        role = m.get("role")
+        if role not in (*ROLES, "developer"):
+            raise ValueError(
+                f"messages[{i}]['role'] must be one of {(*ROLES, 'developer')}, got {role!r}"
+            )
+        content = _text_of(m.get("content"), f"messages[{i}]['content']")
+        if m.get("tool_calls") is not None:
+            if role != "assistant":
+                raise ValueError(f"messages[{i}] has tool_calls but role {role!r}")
+            check_tool_calls(m["tool_calls"], f"messages[{i}]['tool_calls']")
         if content is None and not m.get("tool_calls"):
             raise ValueError(f"messages[{i}] has no 'content'")
-        out.append(json.loads(json.dumps(dict(m))))  # deep copy of JSON data
+        copy = json.loads(json.dumps(dict(m)))  # deep copy of JSON data
+        copy["role"] = "system" if role == "developer" else role
+        copy["content"] = content
+        out.append(copy)
     return out
+
+
+def check_tools(tools: Any) -> list[dict[str, Any]] | None:
+    """OpenAI `tools`: a list of {type: function, function: {name, description?, parameters?}}."""
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        raise TypeError(f"tools must be a list, got {type(tools).__name__}")
+    for j, t in enumerate(tools):
+        fn = t.get("function") if isinstance(t, Mapping) else None
+        if not isinstance(t, Mapping) or t.get("type") != "function" or not isinstance(fn, Mapping):
+            raise ValueError(f"tools[{j}] must be {{'type': 'function', 'function': {{...}}}}")
+        if not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise ValueError(f"tools[{j}].function.name must be a non-empty string")
+        if not isinstance(fn.get("parameters", {}), Mapping):
+            raise TypeError(f"tools[{j}].function.parameters must be a JSON schema object")
+    return list(tools)
+
+
+def check_tool_choice(choice: Any, tools: list[dict[str, Any]] | None) -> None:
+    """ "none" | "auto" | "required" | {type: function, function: {name}} naming a given tool."""
+    if choice is None or choice in ("none", "auto"):
+        return
+    if choice == "required":
+        if not tools:
+            raise ValueError("tool_choice 'required' needs tools")
+        return
+    if isinstance(choice, Mapping):
+        name = (
+            (choice.get("function") or {}).get("name") if choice.get("type") == "function" else None
+        )
+        names = [t["function"]["name"] for t in tools or []]
+        if not isinstance(name, str):
+            raise ValueError(
+                "tool_choice must name a function: {'type': 'function', 'function': {'name': ...}}"
+            )
+        if name not in names:
+            raise ValueError(f"tool_choice names {name!r}, which is not among the tools {names}")
+        return
+    raise ValueError(
+        f"tool_choice must be 'none', 'auto', 'required' or a named function, got {choice!r}"
+    )

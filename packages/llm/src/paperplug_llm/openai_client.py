@@ -7,20 +7,40 @@ and bounded retries with exponential backoff on connection errors, timeouts, 429
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import json
 import os
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from paperplug_llm.errors import LLMError, LLMHTTPError, LLMResponseError, LLMTimeoutError
-from paperplug_llm.messages import Completion, ToolCall, check_messages
+from paperplug_llm.messages import Completion, ReplyStream, ToolCall, check_messages, check_tools
 from paperplug_llm.tool_calls import read_arguments
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds to wait: delta-seconds ("120", "1.5") or an HTTP date
+    ("Wed, 21 Oct 2015 07:28:00 GMT", RFC 9110 §10.2.3); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _tool_calls(raw: Any) -> list[ToolCall]:
@@ -115,9 +135,7 @@ class OpenAIChatModel:
                 error = LLMHTTPError(resp.status, text)
                 if resp.status not in RETRY_STATUSES:
                     raise error
-                retry_after = resp.getheader("Retry-After")
-                if retry_after and retry_after.replace(".", "", 1).isdigit():
-                    wait = float(retry_after)
+                wait = retry_after_seconds(resp.getheader("Retry-After"))
             if attempt == self.max_retries:
                 raise error
             time.sleep(
@@ -138,6 +156,7 @@ class OpenAIChatModel:
 
     def _body(self, messages: Sequence[Any], stream: bool, kw: dict[str, Any]) -> dict[str, Any]:
         body = {"model": self.model, "messages": check_messages(messages), **self.defaults, **kw}
+        check_tools(body.get("tools"))
         if body.get("tools") is None:
             body.pop("tools", None)
             body.pop("tool_choice", None)
@@ -146,8 +165,15 @@ class OpenAIChatModel:
         return body
 
     # -- the ChatModel protocol -----------------------------------------------------------
-    def complete(self, messages: Sequence[Any], **kw: Any) -> Completion:
-        """One reply with tool calls, finish reason and usage. `kw` are request fields."""
+    def complete(self, messages: Sequence[Any], *, stream: bool = False, **kw: Any) -> Completion:
+        """One reply with tool calls, finish reason and usage. `kw` are request fields; with
+        `stream=True` the reply is received as a stream and assembled (tool calls included)."""
+        if stream:
+            reply = self.stream(messages, **kw)
+            for _ in reply:
+                pass
+            assert reply.completion is not None
+            return reply.completion
         conn, resp = self._send(self._body(messages, False, kw))
         try:
             raw = resp.read()
@@ -185,9 +211,17 @@ class OpenAIChatModel:
         """The reply's text."""
         return self.complete(messages, **kw).text
 
-    def stream(self, messages: Sequence[Any], **kw: Any) -> Iterator[str]:
-        """The reply's text as it arrives (server-sent events, `data: {...}` lines)."""
+    def stream(self, messages: Sequence[Any], **kw: Any) -> ReplyStream:
+        """The reply's text as it arrives (server-sent events, `data: {...}` lines); after
+        iteration `.completion` holds the finish reason, the usage (when the server sends it,
+        e.g. with stream_options={"include_usage": True}) and the tool calls, assembled from
+        deltas split across events as OpenAI sends them."""
         conn, resp = self._send(self._body(messages, True, kw))
+        return ReplyStream(self._events(conn, resp))
+
+    def _events(self, conn: Any, resp: Any) -> Generator[str, None, Completion]:
+        text, finish, usage = "", "stop", {}
+        calls: dict[int, dict[str, str]] = {}  # index -> id, name, arguments so far
         try:
             while True:
                 try:
@@ -197,13 +231,13 @@ class OpenAIChatModel:
                         f"stream from {self.base_url} stalled past {self.timeout} s"
                     ) from exc
                 if not line:
-                    return  # server closed without [DONE]: what came is the reply
+                    break  # server closed without [DONE]: what came is the reply
                 line = line.strip()
                 if not line.startswith(b"data:"):
                     continue  # blank separators, comments, `event:` lines
                 data = line[5:].strip()
                 if data == b"[DONE]":
-                    return
+                    break
                 try:
                     event = json.loads(data)
                 except ValueError as exc:
@@ -211,10 +245,27 @@ class OpenAIChatModel:
                 if isinstance(event, dict) and "error" in event:
                     raise LLMResponseError(f"stream error event: {event['error']}")
                 try:
-                    delta = event["choices"][0].get("delta") or {} if event["choices"] else {}
-                except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                    usage = event.get("usage") or usage
+                    choice = event["choices"][0] if event["choices"] else {}
+                    delta = choice.get("delta") or {}
+                    finish = choice.get("finish_reason") or finish
+                    for part in delta.get("tool_calls") or []:
+                        slot = calls.setdefault(
+                            int(part.get("index", 0)), {"id": "", "name": "", "arguments": ""}
+                        )
+                        fn = part.get("function") or {}
+                        slot["id"] = part.get("id") or slot["id"]
+                        slot["name"] += fn.get("name") or ""
+                        slot["arguments"] += fn.get("arguments") or ""
+                except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
                     raise LLMResponseError(f"malformed stream event: {data[:200]!r}") from exc
                 if delta.get("content"):
+                    text += delta["content"]
                     yield delta["content"]
         finally:
             conn.close()
+        tool_calls = [
+            ToolCall(c["name"], read_arguments(c["arguments"] or "{}"), c["id"])
+            for _, c in sorted(calls.items())
+        ]
+        return Completion(text=text, tool_calls=tool_calls, finish_reason=finish, usage=usage)

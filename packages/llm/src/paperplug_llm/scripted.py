@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
-from paperplug_llm.messages import Completion, check_messages
+from paperplug_llm.messages import Completion, ReplyStream, check_messages
 from paperplug_llm.tool_calls import parse_tool_calls
 
 
@@ -55,13 +55,18 @@ class ScriptedChatModel:
         """The next scripted reply's text."""
         return self.complete(messages, **kw).text
 
-    def stream(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Iterator[str]:
-        """The next scripted reply, word by word (spaces kept, so the pieces join back exactly)."""
-        text = self.chat(messages, **kw)
-        start = 0
+    def stream(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> ReplyStream:
+        """The next scripted reply, word by word (spaces kept, so the pieces join back exactly);
+        `.completion` holds the whole reply afterwards."""
+        return ReplyStream(self._words(self.complete(messages, **kw)))
+
+    @staticmethod
+    def _words(done: Completion) -> Generator[str, None, Completion]:
+        text, start = done.text, 0
         for i, ch in enumerate(text):
             if ch == " " and i > start:
                 yield text[start:i]
                 start = i
         if start < len(text):
             yield text[start:]
+        return done

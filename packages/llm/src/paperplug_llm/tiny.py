@@ -1,13 +1,17 @@
-"""A tiny random Llama chat model with a byte-level tokenizer, built offline from a config.
+"""Tiny random transformers models built offline from configs, for tests and embedded defaults.
 
-For tests of code that needs a real transformers model (this package's and the methods'
-that use it): seconds to build, saved with `save_pretrained` so it loads by path.
+`build_tiny_model`: a Llama chat model with a byte-level tokenizer and a chat template,
+saved with `save_pretrained` so it loads by path. `build_tiny_decoder`: a decoder of any
+supported family over any vocabulary size (a monitor's or a scorer's backbone). Seconds to
+build; weights drawn from `seed` without touching the caller's random state.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any
+
+from paperplug import seeded_torch
 
 CHATML_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
@@ -45,7 +49,6 @@ def build_tiny_model(
     layers: int = 2,
 ) -> tuple[Any, Any]:
     """(model, tokenizer): a random LlamaForCausalLM over the tiny tokenizer; saved to `path` if given."""
-    import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     tok = build_tiny_tokenizer()
@@ -63,9 +66,53 @@ def build_tiny_model(
         tie_word_embeddings=True,
         initializer_range=0.5,  # far from uniform, so greedy replies vary with the prompt
     )
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(config).eval()
+    with seeded_torch(seed):
+        model = LlamaForCausalLM(config).eval()
     if path is not None:
         model.save_pretrained(path)
         tok.save_pretrained(path)
     return model, tok
+
+
+FAMILIES = ("qwen2", "llama", "gpt2")
+
+
+def build_tiny_decoder(
+    vocab_size: int,
+    *,
+    family: str = "qwen2",
+    hidden_size: int = 128,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    max_positions: int = 1024,
+    causal_lm: bool = False,
+    seed: int = 0,
+) -> Any:
+    """A random decoder (`Qwen2Model`, `LlamaModel`, `GPT2Model`; with `causal_lm`, the
+    `...ForCausalLM` with its LM head) of the given size, built from a config."""
+    if vocab_size < 2 or hidden_size % num_heads:
+        raise ValueError(
+            f"need vocab_size >= 2 and hidden_size divisible by num_heads, got {vocab_size}, "
+            f"{hidden_size}, {num_heads}"
+        )
+    import transformers
+
+    if family == "gpt2":
+        config = transformers.GPT2Config(
+            vocab_size=vocab_size, n_embd=hidden_size, n_layer=num_layers, n_head=num_heads,
+            n_positions=max_positions, pad_token_id=0,
+        )  # fmt: skip
+        cls = transformers.GPT2LMHeadModel if causal_lm else transformers.GPT2Model
+    elif family in ("qwen2", "llama"):
+        kind = {"qwen2": "Qwen2", "llama": "Llama"}[family]
+        config = getattr(transformers, f"{kind}Config")(
+            vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+            num_hidden_layers=num_layers, num_attention_heads=num_heads,
+            num_key_value_heads=max(1, num_heads // 2), max_position_embeddings=max_positions,
+            pad_token_id=0, tie_word_embeddings=False,
+        )  # fmt: skip
+        cls = getattr(transformers, f"{kind}ForCausalLM" if causal_lm else f"{kind}Model")
+    else:
+        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    with seeded_torch(seed):
+        return cls(config).eval()

@@ -1,0 +1,92 @@
+"""Scoring continuations under a transformers causal LM, and the KV-cache plumbing it needs.
+
+Methods that rank candidate texts by likelihood (AMA's LLM tool selector), monitors that run
+a model incrementally (SCM) and decoders that roll back to a claim's start (CSD) use these
+instead of reaching into a backend or copying the cache shim.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+
+def cache_keyword(model: Any) -> str:
+    """The name `model.forward` gives its KV cache: `cache` in transformers >= 5.24,
+    `past_key_values` before."""
+    forward = getattr(model, "forward", model)
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
+
+
+def forward_with_cache(
+    model: Any, input_ids: torch.Tensor, cache: Any = None, **kw: Any
+) -> tuple[Any, Any]:
+    """One forward pass that reads and extends `cache`: (model output, the updated cache),
+    whatever the transformers release calls the cache."""
+    key = cache_keyword(model)
+    extra = {key: cache} if cache is not None else {}
+    out = model(input_ids=input_ids, use_cache=True, **extra, **kw)
+    new = getattr(out, key, None)
+    if new is None:
+        new = getattr(out, "past_key_values", None)
+    return out, new
+
+
+def _check_candidates(candidates: Sequence[Sequence[int]]) -> list[list[int]]:
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
+        raise TypeError("candidates must be a list of token-id lists")
+    out = []
+    for i, ids in enumerate(candidates):
+        ids = [int(t) for t in ids]
+        if not ids:
+            raise ValueError(f"candidates[{i}] is empty: every continuation needs a token")
+        out.append(ids)
+    return out
+
+
+def continuation_logprobs(
+    model: Any,
+    prompt_ids: Sequence[int],
+    candidates: Sequence[Sequence[int]],
+    *,
+    batch_size: int = 16,
+) -> list[list[float]]:
+    """log p(c_j | prompt, c_<j) for every token of every candidate continuation.
+
+    The prompt is encoded once; the candidates are scored in right-padded batches over
+    copies of its KV cache (a causal model never attends to the padding after a real token,
+    so no mask is needed and each score equals a separate teacher-forced pass)."""
+    prompt = [int(t) for t in prompt_ids]
+    if not prompt:
+        raise ValueError("prompt_ids is empty: the first token needs a context to be scored")
+    conts = _check_candidates(candidates)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    device = next(model.parameters()).device
+    scores: list[list[float]] = []
+    with torch.inference_mode():
+        out, cache = forward_with_cache(model, torch.tensor([prompt], device=device))
+        head = torch.log_softmax(out.logits[0, -1].float(), -1)  # (vocab,): the first token
+        for start in range(0, len(conts), batch_size):
+            chunk = conts[start : start + batch_size]
+            width = max(len(c) for c in chunk) - 1
+            rows = [[float(head[c[0]])] for c in chunk]
+            if width > 0:
+                ids = torch.zeros((len(chunk), width), dtype=torch.long, device=device)
+                for r, c in enumerate(chunk):
+                    ids[r, : len(c) - 1] = torch.tensor(c[:-1])
+                batch_cache = copy.deepcopy(cache)
+                batch_cache.batch_repeat_interleave(len(chunk))
+                step, _ = forward_with_cache(model, ids, batch_cache)
+                logp = torch.log_softmax(step.logits.float(), -1)  # (batch, width, vocab)
+                for r, c in enumerate(chunk):
+                    if len(c) == 1:
+                        continue
+                    nxt = torch.tensor(c[1:], dtype=torch.long, device=device)
+                    rows[r] += logp[r, torch.arange(len(c) - 1), nxt].tolist()
+            scores += rows
+    return scores
