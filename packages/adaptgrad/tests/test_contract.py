@@ -1,4 +1,4 @@
-"""The Explainer contract from paperplug.testing, for both registered components."""
+"""The Explainer contract from paperplug.testing, for every registered component."""
 
 from typing import ClassVar
 
@@ -18,3 +18,13 @@ class TestAdaptGradContract(ExplainerContract):
 
 class TestSmoothGradContract(TestAdaptGradContract):
     component = "smoothgrad"
+
+
+class TestNoiseGradContract(TestAdaptGradContract):
+    component = "noisegrad"
+    params: ClassVar[dict] = {"n_models": 4}
+
+
+class TestNoiseGradPlusPlusContract(TestAdaptGradContract):
+    component = "noisegrad_pp"
+    params: ClassVar[dict] = {"n_models": 3, "n_samples": 3}

@@ -4,6 +4,8 @@ import pytest
 import torch
 from paperplug_adaptgrad import deletion_auc, deletion_curve, gini, out_of_range_rate
 
+from paperplug import seeded_torch
+
 
 def test_gini_of_known_maps():
     d = 10
@@ -23,8 +25,8 @@ def test_out_of_range_rate_counts_coordinates():
 
 def test_deletion_curve_by_brute_force():
     """Three-feature softmax model: each step's probability equals the model on the masked input."""
-    torch.manual_seed(0)
-    model = torch.nn.Linear(3, 2).eval()
+    with seeded_torch(0):
+        model = torch.nn.Linear(3, 2).eval()
     x = torch.tensor([[0.9, 0.2, 0.6]])
     attribution = torch.tensor([[0.1, 3.0, -1.0]])  # deletion order: feature 1, 0, 2
     curve = deletion_curve(model, x, attribution, torch.tensor([1]), steps=3, fill=0.0)
@@ -36,9 +38,9 @@ def test_deletion_curve_by_brute_force():
 
 def test_deletion_rewards_the_true_attribution():
     """On a linear two-class model, the exact ∂/∂x·x ranking falls faster than its reverse."""
-    torch.manual_seed(1)
-    model = torch.nn.Linear(20, 2).eval()
-    x = torch.rand(8, 20)
+    with seeded_torch(1):
+        model = torch.nn.Linear(20, 2).eval()
+    x = torch.rand(8, 20, generator=torch.Generator().manual_seed(1))
     truth = (model.weight[1] - model.weight[0]).detach() * x
     targets = torch.ones(8, dtype=torch.long)
     good = deletion_auc(deletion_curve(model, x, truth, targets))
@@ -50,7 +52,7 @@ def test_deletion_rejects_misshapen_attributions():
     with pytest.raises(ValueError, match="shaped like inputs"):
         deletion_curve(
             torch.nn.Linear(4, 2),
-            torch.rand(2, 4),
-            torch.rand(2, 3),
+            torch.zeros(2, 4),
+            torch.zeros(2, 3),
             torch.zeros(2, dtype=torch.long),
         )

@@ -1,8 +1,10 @@
-"""The Explainer role: SmoothGrad and AdaptGrad around any base gradient method, on any torch model."""
+"""The Explainer role: SmoothGrad, AdaptGrad and NoiseGrad (input and/or weight noise) around
+any base gradient method, on any torch model."""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -12,7 +14,13 @@ import torch
 from paperplug import Explanation
 from paperplug_adaptgrad.composition import BASE_METHODS, BaseMethod
 from paperplug_adaptgrad.noise_scale import Bounds, adaptive_sigma, resolve_bounds, smoothgrad_sigma
-from paperplug_adaptgrad.smoothing import Forward, SmoothedGradient, class_gradient
+from paperplug_adaptgrad.noisegrad import WeightNoise
+from paperplug_adaptgrad.smoothing import (
+    Forward,
+    GradientOperator,
+    SmoothedGradient,
+    class_gradient,
+)
 
 
 def as_forward(model: Any) -> Forward:
@@ -36,8 +44,19 @@ def as_forward(model: Any) -> Forward:
     return forward
 
 
-def as_input_tensor(inputs: Any) -> torch.Tensor:
-    """A floating (batch, ...) tensor from a tensor or numpy array, checked, never copied into."""
+def model_dtype_device(model: Any) -> tuple[torch.dtype | None, torch.device | None]:
+    """The dtype and device of a module's first floating parameter (or buffer); None for a
+    plain function or a module without any."""
+    if isinstance(model, torch.nn.Module):
+        for t in (*model.parameters(), *model.buffers()):
+            if t.is_floating_point():
+                return t.dtype, t.device
+    return None, None
+
+
+def as_input_tensor(inputs: Any, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """A floating (batch, ...) tensor from a tensor or numpy array, cast to `dtype` (the model's)
+    when given; checked, never written to."""
     if isinstance(inputs, np.ndarray):
         inputs = torch.from_numpy(inputs)
     if not isinstance(inputs, torch.Tensor):
@@ -52,7 +71,10 @@ def as_input_tensor(inputs: Any) -> torch.Tensor:
         )
     if not bool(torch.isfinite(inputs).all()):
         raise ValueError("inputs contain NaN or infinite values")
-    return inputs.detach()
+    x = inputs.detach()
+    if x.is_inference():  # made under torch.inference_mode(): a normal copy can carry gradients
+        x = x.clone()
+    return x if dtype is None else x.to(dtype)
 
 
 def as_targets(target: Any, forward: Forward, x: torch.Tensor) -> torch.Tensor:
@@ -74,20 +96,26 @@ def as_targets(target: Any, forward: Forward, x: torch.Tensor) -> torch.Tensor:
 
 
 class GradientSmoothing:
-    """Shared `explain` of SmoothGrad and AdaptGrad; subclasses define `noise_scale(points, lo, hi)`."""
+    """Shared `explain` of SmoothGrad, AdaptGrad and NoiseGrad; subclasses with input noise define
+    `noise_scale(points, lo, hi)`.
+
+    `weight_noise=WeightNoise(std, n_models)` adds NoiseGrad's weight noise around the input
+    smoothing (NoiseGrad++ around SmoothGrad, NoiseGrad + AdaptGrad around AdaptGrad).
+    """
 
     name = "gradient_smoothing"
 
     def __init__(
         self,
         n_samples: int = 50,
-        bounds: Bounds = (0.0, 1.0),
+        bounds: Bounds | None = (0.0, 1.0),
         base: str | BaseMethod = "gradient",
         *,
         include_clean: bool = True,
         channel_dim: int = 1,
         batch_size: int | None = None,
         seed: int = 0,
+        weight_noise: WeightNoise | None = None,
         **base_params: Any,
     ) -> None:
         self.n_samples = n_samples
@@ -97,6 +125,7 @@ class GradientSmoothing:
         self.channel_dim = channel_dim
         self.batch_size = batch_size
         self.seed = seed
+        self.weight_noise = weight_noise
         self.base_params = base_params
 
     def noise_scale(self, points: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
@@ -105,21 +134,32 @@ class GradientSmoothing:
     def explain(
         self, model: Any, inputs: Any, *, target: Any = None, bounds: Bounds | None = None
     ) -> Explanation:
-        """Attributions shaped like `inputs` (same type back: tensor or numpy) for the target class.
+        """Attributions shaped like `inputs`, same type and dtype back (tensor or numpy), for the
+        target class.
 
-        `bounds` (lo, hi) are the valid input range, global or per channel; they default to the
-        explainer's own. Targets default to the model's predicted class.
+        Inputs are cast to the dtype of the model's parameters (a float64 array for a float32
+        model) and must lie on the model's device. `bounds` (lo, hi) are the valid input range,
+        global or per channel; they default to the explainer's own. Targets default to the
+        model's predicted class. Not inside `torch.inference_mode()`: it forbids gradients.
         """
-        if not isinstance(self.n_samples, int) or self.n_samples < 0:
-            raise ValueError(f"n_samples must be an int ≥ 0, got {self.n_samples!r}")
-        x = as_input_tensor(inputs)
-        lo, hi = resolve_bounds(x, self.bounds if bounds is None else bounds, self.channel_dim)
-        tol = 1e-5 * float((hi - lo).max())
-        if bool(((x < lo - tol) | (x > hi + tol)).any()):
-            raise ValueError(
-                f"inputs lie outside the stated bounds [{_show(lo)}, {_show(hi)}] "
-                f"(min {float(x.min()):.4g}, max {float(x.max()):.4g}): pass bounds=(lo, hi)"
+        self._check_settings()
+        if torch.is_inference_mode_enabled():
+            raise RuntimeError(
+                "explain() takes gradients, which torch.inference_mode() forbids: call it "
+                "outside the inference_mode block (an enclosing torch.no_grad() is fine)"
             )
+        dtype, device = model_dtype_device(model)
+        x = as_input_tensor(inputs, dtype)
+        if device is not None and device != x.device:
+            raise ValueError(
+                f"inputs are on {x.device} but the model's parameters on {device}: move one"
+            )
+        bounds = self.bounds if bounds is None else bounds
+        lo = hi = None
+        if self.n_samples > 0 or bounds is not None:
+            if bounds is None:
+                raise ValueError("input noise needs bounds=(lo, hi), the valid input range")
+            lo, hi = self._checked_bounds(x, bounds)
         base = BASE_METHODS.get(self.base) if isinstance(self.base, str) else self.base
         if base is None:
             raise ValueError(
@@ -132,35 +172,73 @@ class GradientSmoothing:
             )
         forward = as_forward(model)
         targets = as_targets(target, forward, x)
-        gradient = partial(class_gradient, forward, batch_size=self.batch_size)
-        smoother = None
-        if self.n_samples > 0:
-            generator = torch.Generator(device=x.device).manual_seed(self.seed)
+        input_noise = torch.Generator(device=x.device).manual_seed(self.seed)
+        smoothers: list[SmoothedGradient] = []
+
+        def make_gradient(model_k: Any) -> GradientOperator:
+            gradient = partial(class_gradient, as_forward(model_k), batch_size=self.batch_size)
+            if self.n_samples == 0:
+                return gradient
             smoother = SmoothedGradient(
                 gradient,
                 partial(self.noise_scale, lo=lo, hi=hi),
                 self.n_samples,
                 include_clean=self.include_clean,
                 bounds=(lo, hi),
-                generator=generator,
+                generator=input_noise,
                 batch_size=self.batch_size,
             )
-            gradient = smoother
-        values = base(gradient, x, targets, **self.base_params).detach()
+            smoothers.append(smoother)
+            return smoother
+
+        weight_noise = self._weight_noise()
+        if weight_noise is None:
+            operator = make_gradient(model)
+        else:  # its own stream, so adding weight noise leaves the input noise's draws alone
+            seed = int(np.random.SeedSequence([self.seed, 1]).generate_state(1)[0])
+            operator = weight_noise.operator(
+                model, make_gradient, torch.Generator(device=device or x.device).manual_seed(seed)
+            )
+        values = base(operator, x, targets, **self.base_params).detach()
+        drawn = sum(s.n_drawn for s in smoothers)
         meta = {
             "method": self.name,
             "base": getattr(base, "__name__", repr(base)),
             "n_samples": self.n_samples,
+            "n_models": weight_noise.n_models if weight_noise else 0,
             "target": targets,
             "seed": self.seed,
-            "out_of_range_rate": smoother.out_of_range_rate if smoother else 0.0,
+            "out_of_range_rate": sum(s.n_out_of_range for s in smoothers) / drawn if drawn else 0.0,
             "params": self._scale_params(),
         }
-        return Explanation(
-            values.numpy() if isinstance(inputs, np.ndarray) else values, "feature", meta
-        )
+        if isinstance(inputs, np.ndarray):
+            return Explanation(values.cpu().numpy().astype(inputs.dtype), "feature", meta)
+        return Explanation(values.to(inputs.dtype), "feature", meta)
 
-    def _scale_params(self) -> dict[str, float]:
+    def _check_settings(self) -> None:
+        if not isinstance(self.n_samples, int) or self.n_samples < 0:
+            raise ValueError(f"n_samples must be an int ≥ 0, got {self.n_samples!r}")
+        if self.batch_size is not None and (
+            not isinstance(self.batch_size, int) or self.batch_size < 1
+        ):
+            raise ValueError(f"batch_size must be a positive int or None, got {self.batch_size!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise TypeError(f"seed must be an int, got {type(self.seed).__name__}")
+
+    def _checked_bounds(self, x: torch.Tensor, bounds: Bounds) -> tuple[torch.Tensor, torch.Tensor]:
+        lo, hi = resolve_bounds(x, bounds, self.channel_dim)
+        tol = 1e-5 * float((hi - lo).max())
+        if bool(((x < lo - tol) | (x > hi + tol)).any()):
+            raise ValueError(
+                f"inputs lie outside the stated bounds [{_show(lo)}, {_show(hi)}] "
+                f"(min {float(x.min()):.4g}, max {float(x.max()):.4g}): pass bounds=(lo, hi)"
+            )
+        return lo, hi
+
+    def _weight_noise(self) -> WeightNoise | None:
+        return self.weight_noise
+
+    def _scale_params(self) -> dict[str, Any]:
         return {}
 
 
@@ -183,6 +261,7 @@ class SmoothGrad(GradientSmoothing):
         channel_dim: int = 1,
         batch_size: int | None = None,
         seed: int = 0,
+        weight_noise: WeightNoise | None = None,
         **base_params: Any,
     ) -> None:
         super().__init__(
@@ -193,6 +272,7 @@ class SmoothGrad(GradientSmoothing):
             channel_dim=channel_dim,
             batch_size=batch_size,
             seed=seed,
+            weight_noise=weight_noise,
             **base_params,
         )
         self.alpha = alpha
@@ -200,7 +280,7 @@ class SmoothGrad(GradientSmoothing):
     def noise_scale(self, points: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
         return smoothgrad_sigma(points, lo, hi, self.alpha)
 
-    def _scale_params(self) -> dict[str, float]:
+    def _scale_params(self) -> dict[str, Any]:
         return {"alpha": self.alpha}
 
 
@@ -224,6 +304,7 @@ class AdaptGrad(GradientSmoothing):
         channel_dim: int = 1,
         batch_size: int | None = None,
         seed: int = 0,
+        weight_noise: WeightNoise | None = None,
         **base_params: Any,
     ) -> None:
         super().__init__(
@@ -234,6 +315,7 @@ class AdaptGrad(GradientSmoothing):
             channel_dim=channel_dim,
             batch_size=batch_size,
             seed=seed,
+            weight_noise=weight_noise,
             **base_params,
         )
         self.c = c
@@ -241,8 +323,101 @@ class AdaptGrad(GradientSmoothing):
     def noise_scale(self, points: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
         return adaptive_sigma(points, lo, hi, self.c)
 
-    def _scale_params(self) -> dict[str, float]:
+    def _scale_params(self) -> dict[str, Any]:
         return {"c": self.c}
+
+
+class NoiseGrad(GradientSmoothing):
+    """NoiseGrad (Bykov et al. 2022), a baseline of the paper: the base method's gradient averaged
+    over `n_models` copies of the model with weights w ⊙ η, η ~ N(1, std²); no input noise.
+
+    Needs a torch module (its weights are perturbed through `torch.func.functional_call`, never
+    written to). No bounds are needed; `skip` lists parameter-name parts left exact.
+    """
+
+    name = "noisegrad"
+
+    def __init__(
+        self,
+        std: float = 0.2,
+        n_models: int = 50,
+        base: str | BaseMethod = "gradient",
+        *,
+        include_clean: bool = True,
+        skip: Sequence[str] = (),
+        batch_size: int | None = None,
+        seed: int = 0,
+        **base_params: Any,
+    ) -> None:
+        super().__init__(
+            0,
+            None,
+            base,
+            include_clean=include_clean,
+            batch_size=batch_size,
+            seed=seed,
+            **base_params,
+        )
+        self.std = std
+        self.n_models = n_models
+        self.skip = skip
+
+    def _weight_noise(self) -> WeightNoise:
+        return WeightNoise(
+            self.std, self.n_models, include_clean=self.include_clean, skip=self.skip
+        )
+
+    def _scale_params(self) -> dict[str, Any]:
+        return {"std": self.std, "n_models": self.n_models}
+
+
+class NoiseGradPlusPlus(SmoothGrad):
+    """NoiseGrad++ (FusionGrad in Bykov et al. 2022), a baseline of the paper: NoiseGrad's weight
+    noise around SmoothGrad's input noise, (n_models + 1)·(n_samples + 1) gradients per input.
+
+    Defaults are the AdaptGrad paper's code: 50 models (std 0.2) × 50 input samples (α = 0.2).
+    """
+
+    name = "noisegrad_pp"
+
+    def __init__(
+        self,
+        std: float = 0.2,
+        n_models: int = 50,
+        alpha: float = 0.2,
+        n_samples: int = 50,
+        bounds: Bounds = (0.0, 1.0),
+        base: str | BaseMethod = "gradient",
+        *,
+        include_clean: bool = True,
+        skip: Sequence[str] = (),
+        channel_dim: int = 1,
+        batch_size: int | None = None,
+        seed: int = 0,
+        **base_params: Any,
+    ) -> None:
+        super().__init__(
+            alpha,
+            n_samples,
+            bounds,
+            base,
+            include_clean=include_clean,
+            channel_dim=channel_dim,
+            batch_size=batch_size,
+            seed=seed,
+            **base_params,
+        )
+        self.std = std
+        self.n_models = n_models
+        self.skip = skip
+
+    def _weight_noise(self) -> WeightNoise:
+        return WeightNoise(
+            self.std, self.n_models, include_clean=self.include_clean, skip=self.skip
+        )
+
+    def _scale_params(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "std": self.std, "n_models": self.n_models}
 
 
 def _show(bound: torch.Tensor) -> str:

@@ -21,3 +21,19 @@ def register_explainers(register):
         paper=PAPER,
         tags=("gradient", "saliency", "torch", "baseline"),
     )
+    register(
+        "noisegrad",
+        "paperplug_adaptgrad.explainer:NoiseGrad",
+        summary="NoiseGrad, a baseline of the paper: gradients averaged over copies of the model "
+        "with multiplicative weight noise",
+        paper=PAPER,
+        tags=("gradient", "saliency", "torch", "baseline"),
+    )
+    register(
+        "noisegrad_pp",
+        "paperplug_adaptgrad.explainer:NoiseGradPlusPlus",
+        summary="NoiseGrad++ (FusionGrad), a baseline of the paper: NoiseGrad's weight noise "
+        "around SmoothGrad's input noise",
+        paper=PAPER,
+        tags=("gradient", "saliency", "torch", "baseline"),
+    )

@@ -35,13 +35,20 @@ def class_gradient(
     return torch.cat(grads)
 
 
+def accumulator_dtype(points: torch.Tensor) -> torch.dtype:
+    """float64 for running sums over samples (so summing one sample at a time loses nothing), except
+    on devices without it."""
+    return points.dtype if points.device.type == "mps" else torch.float64
+
+
 class SmoothedGradient:
     """A gradient operator averaging `gradient` over x + ε, ε ~ N(0, diag σ(x)²): SmoothGrad or AdaptGrad.
 
     `scale` maps points to σ (shaped like them). The clean gradient counts as sample 0 and the
     noisy samples go through `gradient` in as few calls as `batch_size` rows allow (one call
     when it is None). Samples whose gradient is not finite are dropped, as in the paper's code.
-    `out_of_range_rate` reports the share of noisy coordinates that left [lo, hi].
+    `out_of_range_rate` reports the share of noisy coordinates that left [lo, hi]. The noise comes
+    from `generator` (default: one seeded 0), never from torch's global generator.
     """
 
     def __init__(
@@ -72,41 +79,43 @@ class SmoothedGradient:
         return self.n_out_of_range / self.n_drawn if self.n_drawn else float("nan")
 
     def __call__(self, points: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        if self.generator is None:
+            self.generator = torch.Generator(device=points.device).manual_seed(0)
         sigma = self.scale(points)
-        n_points = len(points)
-        rows = self.n_samples + int(self.include_clean)
-        per_call = max(1, (self.batch_size or rows * n_points) // n_points)
-        total = torch.zeros_like(points)
-        count = torch.zeros(n_points, dtype=points.dtype, device=points.device)
-        pending_clean, drawn = self.include_clean, 0
-        while pending_clean or drawn < self.n_samples:
-            m = min(per_call - int(pending_clean), self.n_samples - drawn)
-            stack = [points[None]] if pending_clean else []
-            if m > 0:
-                eps = torch.randn(
-                    (m, *points.shape),
-                    generator=self.generator,
-                    dtype=points.dtype,
-                    device=points.device,
-                )
-                noisy = points + eps * sigma  # (m, points, ...)
-                if self.bounds is not None:
-                    lo, hi = self.bounds
-                    self.n_out_of_range += int(((noisy < lo) | (noisy > hi)).sum())
-                    self.n_drawn += noisy.numel()
-                stack.append(noisy)
-            self._accumulate(torch.cat(stack), targets, total, count)
-            pending_clean, drawn = False, drawn + max(m, 0)
-        return total / count.reshape(-1, *[1] * (points.dim() - 1))
+        rows = self.n_samples + int(self.include_clean)  # row 0 is the clean point when included
+        per_call = max(1, (self.batch_size or rows * len(points)) // len(points))
+        total = torch.zeros_like(points, dtype=accumulator_dtype(points))
+        count = torch.zeros(len(points), dtype=total.dtype, device=points.device)
+        for start in range(0, rows, per_call):
+            stack = [
+                points if self.include_clean and s == 0 else self._noisy(points, sigma)
+                for s in range(start, min(start + per_call, rows))
+            ]
+            self._accumulate(torch.stack(stack), targets, total, count)
+        return (total / count.reshape(-1, *[1] * (points.dim() - 1))).to(points.dtype)
+
+    def _noisy(self, points: torch.Tensor, sigma: torch.Tensor) -> torch.Tensor:
+        """One noise sample shaped like `points`. Samples are drawn one at a time in a fixed order,
+        so the generator's stream, and the result, do not depend on how `batch_size` groups them."""
+        eps = torch.randn(
+            points.shape, generator=self.generator, dtype=points.dtype, device=points.device
+        )
+        noisy = points + eps * sigma
+        if self.bounds is not None:
+            lo, hi = self.bounds
+            self.n_out_of_range += int(((noisy < lo) | (noisy > hi)).sum())
+            self.n_drawn += noisy.numel()
+        return noisy
 
     def _accumulate(
         self, stack: torch.Tensor, targets: torch.Tensor, total: torch.Tensor, count: torch.Tensor
     ) -> None:
-        m = len(stack)
+        m = len(stack)  # stack: (m, points, ...)
         grads = self.gradient(stack.reshape(-1, *stack.shape[2:]), targets.repeat(m)).reshape(
             stack.shape
         )
         finite = torch.isfinite(grads.reshape(m, len(targets), -1)).all(dim=2)  # (m, points)
         keep = finite.reshape(*finite.shape, *[1] * (stack.dim() - 2))
-        total += torch.where(keep, grads, 0.0).sum(dim=0)
+        for s in range(m):  # one sample at a time: the same summation order for any batch_size
+            total += torch.where(keep[s], grads[s], 0.0).to(total.dtype)
         count += finite.sum(dim=0)
