@@ -138,7 +138,7 @@ class GradientSmoothing:
         target class.
 
         Inputs are cast to the dtype of the model's parameters (a float64 array for a float32
-        model) and must lie on the model's device. `bounds` (lo, hi) are the valid input range,
+        model); a tensor must lie on the model's device, an array is moved there. `bounds` (lo, hi) are the valid input range,
         global or per channel; they default to the explainer's own. Targets default to the
         model's predicted class. Not inside `torch.inference_mode()`: it forbids gradients.
         """
@@ -150,6 +150,8 @@ class GradientSmoothing:
             )
         dtype, device = model_dtype_device(model)
         x = as_input_tensor(inputs, dtype)
+        if isinstance(inputs, np.ndarray) and device is not None:
+            x = x.to(device)  # an array has no device: it goes to the model's
         if device is not None and device != x.device:
             raise ValueError(
                 f"inputs are on {x.device} but the model's parameters on {device}: move one"
