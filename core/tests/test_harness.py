@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from paperplug.harness import Timer, demo_parser, fmt_ci, mean_ci, table
+from paperplug.harness import Timer, best_of, demo_parser, fmt_ci, mean_ci, table
 from paperplug.testing import global_rng_untouched
 
 
@@ -32,6 +32,14 @@ def test_table_aligns_and_formats():
         table([[1]], ["a", "b"])
 
 
+def test_best_of_returns_the_result_and_the_smallest_time():
+    calls = []
+    result, seconds = best_of(lambda: calls.append(1) or len(calls), repeat=4)
+    assert result == 4 and len(calls) == 4 and seconds >= 0
+    with pytest.raises(ValueError, match="repeat"):
+        best_of(lambda: None, repeat=0)
+
+
 def test_timer_measures():
     with Timer() as t:
         sum(range(1000))
@@ -56,6 +64,5 @@ def test_seeded_torch_is_reproducible_and_restores_the_callers_state():
         with seeded_torch(7):
             b = torch.rand(3)
     assert torch.equal(a, b)
-    with pytest.raises(TypeError, match="seed must be an int"):
-        with seeded_torch("7"):
-            pass
+    with pytest.raises(TypeError, match="seed must be an int"), seeded_torch("7"):
+        pass

@@ -12,7 +12,7 @@ import math
 import os
 import resource
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,19 @@ class Timer:
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.start
+
+
+def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[Any, float]:
+    """(fn's result, its best wall time in seconds over `repeat` runs): on a shared machine
+    the minimum is the least noisy estimate of the cost."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be >= 1, got {repeat}")
+    best, result = math.inf, None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return result, best
 
 
 def peak_memory_mb() -> float:

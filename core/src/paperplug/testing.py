@@ -14,7 +14,9 @@ import contextlib
 import copy
 import json
 import math
+import os
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -89,6 +91,13 @@ def same(a: Any, b: Any) -> bool:
 
 def assert_unchanged(before: Any, after: Any, what: str = "input") -> None:
     assert same(before, after), f"the {what} passed in was mutated"
+
+
+def readme_python_blocks(path: str | os.PathLike[str]) -> list[str]:
+    """The ```python blocks of a README, for a test that runs them as written."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
 
 
 def global_rng_state() -> dict[str, Any]:
