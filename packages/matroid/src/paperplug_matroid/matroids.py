@@ -1,0 +1,303 @@
+"""Matroids on a ground set of agents 0..n-1, given by their rank function (paper §2).
+
+An allocation is an independent set: the agents served. Transversal matroids (agents matched
+to resources in a bipartite graph; rank = maximum matching) are the paper's running example;
+graphic, uniform and partition matroids and any user rank oracle work the same way.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+
+class Matroid:
+    """A matroid on elements 0..n-1 known by its rank oracle `rank(set of elements)`.
+
+    `labels[i]` names element i (an agent, an edge). Subclasses override `rank` and, where
+    a faster one exists, `greedy` (a maximal independent set built in a given order)."""
+
+    def __init__(self, n: int, labels: Sequence[Hashable] | None = None) -> None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"the ground set size must be a non-negative int, got {n!r}")
+        self.n = int(n)
+        self.labels = list(labels) if labels is not None else list(range(self.n))
+        if len(self.labels) != self.n:
+            raise ValueError(f"{len(self.labels)} labels for {self.n} elements")
+
+    def rank(self, elements: Iterable[int]) -> int:
+        raise NotImplementedError
+
+    def _elements(self, elements: Iterable[int]) -> list[int]:
+        out = sorted({int(e) for e in elements})
+        if out and not 0 <= out[0] <= out[-1] < self.n:
+            raise ValueError(f"elements must lie in 0..{self.n - 1}, got {out[0]}..{out[-1]}")
+        return out
+
+    def is_independent(self, elements: Iterable[int]) -> bool:
+        items = self._elements(elements)
+        return self.rank(items) == len(items)
+
+    def greedy(self, order: Iterable[int]) -> list[int]:
+        """The greedy independent set: each element in `order` kept if it raises the rank.
+        It is a maximal independent set of the elements visited (matroid greedy)."""
+        chosen: list[int] = []
+        for e in order:
+            if self.rank([*chosen, int(e)]) > len(chosen):
+                chosen.append(int(e))
+        return chosen
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={self.n})"
+
+
+class TransversalMatroid(Matroid):
+    """Agents (rows) matched to resources (columns) of a bipartite biadjacency matrix: a set of
+    agents is independent when all of them can be matched at once (rank = maximum matching)."""
+
+    def __init__(self, biadjacency: Any, labels: Sequence[Hashable] | None = None) -> None:
+        from scipy import sparse
+
+        if sparse.issparse(biadjacency):
+            matrix = sparse.csr_matrix(biadjacency, dtype=np.int8, copy=True)
+        else:
+            dense = np.asarray(biadjacency)
+            if dense.ndim != 2:
+                raise ValueError(
+                    f"biadjacency must be 2-D (agents × resources), got shape {dense.shape}"
+                )
+            if dense.dtype.kind not in "biuf" or (
+                dense.dtype.kind == "f" and np.isnan(dense).any()
+            ):
+                raise TypeError(
+                    "biadjacency must hold numbers (non-zero = agent may take resource)"
+                )
+            matrix = sparse.csr_matrix(dense != 0, dtype=np.int8)
+        matrix.eliminate_zeros()
+        matrix.data[:] = 1
+        super().__init__(matrix.shape[0], labels)
+        self.biadjacency = matrix
+        self.n_resources = matrix.shape[1]
+        self._neighbours = [
+            matrix.indices[matrix.indptr[i] : matrix.indptr[i + 1]] for i in range(self.n)
+        ]
+
+    def rank(self, elements: Iterable[int]) -> int:
+        """Maximum matching of the agents `elements` (scipy's Hopcroft–Karp)."""
+        from scipy.sparse.csgraph import maximum_bipartite_matching
+
+        items = self._elements(elements)
+        if not items or self.n_resources == 0:
+            return 0
+        sub = self.biadjacency[items]
+        if sub.nnz == 0:
+            return 0
+        match = maximum_bipartite_matching(sub, perm_type="column")
+        return int((match >= 0).sum())
+
+    def greedy(self, order: Iterable[int]) -> list[int]:
+        """Kuhn's augmenting paths, one agent at a time: an agent is kept when an augmenting
+        path from it exists, which is exactly the matroid greedy step."""
+        owner = np.full(self.n_resources, -1)  # resource -> agent holding it
+        chosen: list[int] = []
+        for agent in order:
+            if self._augment(int(agent), owner, set()):
+                chosen.append(int(agent))
+        return chosen
+
+    def matching(self, agents: Iterable[int]) -> dict[int, int]:
+        """A matching {agent: resource} covering `agents` (they must be independent)."""
+        owner = np.full(self.n_resources, -1)
+        for agent in self._elements(agents):
+            if not self._augment(agent, owner, set()):
+                raise ValueError(f"agents are not independent: agent {agent} cannot be matched")
+        return {int(a): int(r) for r, a in enumerate(owner) if a >= 0}
+
+    def _augment(self, agent: int, owner: np.ndarray, seen: set[int]) -> bool:
+        stack = [(agent, iter(self._neighbours[agent]))]
+        path: list[tuple[int, int]] = []  # (agent, resource) edges of the current path
+        while stack:
+            current, neighbours = stack[-1]
+            for r in neighbours:
+                r = int(r)
+                if r in seen:
+                    continue
+                seen.add(r)
+                path.append((current, r))
+                if owner[r] < 0:
+                    for a, res in path:
+                        owner[res] = a
+                    return True
+                stack.append((int(owner[r]), iter(self._neighbours[int(owner[r])])))
+                break
+            else:
+                stack.pop()
+                if path:
+                    path.pop()
+        return False
+
+    @classmethod
+    def from_graph(cls, graph: Any, agents: Iterable[Hashable] | None = None) -> TransversalMatroid:
+        """From a networkx bipartite graph: agents are the nodes with `bipartite == 0` (or the
+        `agents` given), resources the others; node order is the graph's insertion order."""
+        if agents is None:
+            agents = [v for v, side in graph.nodes(data="bipartite") if side == 0]
+            if not agents:
+                raise ValueError(
+                    "no agent nodes: mark agents with bipartite=0 or pass agents=[...]"
+                )
+        agents = list(agents)
+        missing = [a for a in agents if a not in graph]
+        if missing:
+            raise ValueError(f"agents not in the graph: {missing[:5]}")
+        agent_set = set(agents)
+        resources = [v for v in graph.nodes if v not in agent_set]
+        col = {v: j for j, v in enumerate(resources)}
+        matrix = np.zeros((len(agents), len(resources)), dtype=np.int8)
+        for i, a in enumerate(agents):
+            for v in graph.neighbors(a):
+                if v in agent_set:
+                    raise ValueError(
+                        f"agents {a!r} and {v!r} are adjacent: the graph is not bipartite as given"
+                    )
+                matrix[i, col[v]] = 1
+        return cls(matrix, labels=agents)
+
+
+class GraphicMatroid(Matroid):
+    """Edges of a graph; a set of edges is independent when it has no cycle (rank = vertices
+    spanned minus connected components)."""
+
+    def __init__(self, edges: Any) -> None:
+        pairs = list(edges.edges()) if hasattr(edges, "edges") else [tuple(e) for e in edges]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError("edges must be pairs (u, v)")
+        super().__init__(len(pairs), labels=pairs)
+        self.endpoints = pairs
+
+    def rank(self, elements: Iterable[int]) -> int:
+        parent: dict[Hashable, Hashable] = {}
+
+        def find(x: Hashable) -> Hashable:
+            parent.setdefault(x, x)
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        forest = 0
+        for e in self._elements(elements):
+            u, v = self.endpoints[e]
+            ru, rv = find(u), find(v)
+            if ru != rv:
+                parent[ru] = rv
+                forest += 1
+        return forest
+
+
+class UniformMatroid(Matroid):
+    """Any set of at most `k` elements is independent (k identical resources)."""
+
+    def __init__(self, n: int, k: int) -> None:
+        super().__init__(n)
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"k must be a non-negative int, got {k!r}")
+        self.k = int(k)
+
+    def rank(self, elements: Iterable[int]) -> int:
+        return min(len(self._elements(elements)), self.k)
+
+
+class PartitionMatroid(Matroid):
+    """Elements in blocks, at most `capacities[b]` from block b (resources of types)."""
+
+    def __init__(self, blocks: Sequence[int], capacities: Sequence[int]) -> None:
+        blocks = np.asarray(blocks)
+        caps = np.asarray(capacities)
+        if blocks.ndim != 1 or blocks.dtype.kind not in "iu":
+            raise ValueError("blocks must be a 1-D array of block indices")
+        if caps.ndim != 1 or caps.dtype.kind not in "iu" or (caps < 0).any():
+            raise ValueError("capacities must be non-negative integers")
+        if blocks.size and not 0 <= blocks.min() <= blocks.max() < len(caps):
+            raise ValueError(f"block indices must lie in 0..{len(caps) - 1}")
+        super().__init__(len(blocks))
+        self.blocks, self.capacities = blocks.copy(), caps.copy()
+
+    def rank(self, elements: Iterable[int]) -> int:
+        counts = np.bincount(self.blocks[self._elements(elements)], minlength=len(self.capacities))
+        return int(np.minimum(counts, self.capacities).sum())
+
+
+class RankOracleMatroid(Matroid):
+    """A user's matroid: `rank_fn(frozenset of elements) -> int`. On ground sets of at most
+    `check_up_to` elements the matroid rank axioms are checked at construction."""
+
+    def __init__(
+        self,
+        n: int,
+        rank_fn: Callable[[frozenset[int]], int],
+        *,
+        labels: Sequence[Hashable] | None = None,
+        check_up_to: int = 10,
+    ) -> None:
+        if not callable(rank_fn):
+            raise TypeError(f"rank_fn must be callable, got {type(rank_fn).__name__}")
+        super().__init__(n, labels)
+        self.rank_fn = rank_fn
+        if self.n <= check_up_to:
+            check_matroid_axioms(self)
+
+    def rank(self, elements: Iterable[int]) -> int:
+        value = self.rank_fn(frozenset(self._elements(elements)))
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"rank_fn must return an int, got {type(value).__name__}")
+        return int(value)
+
+
+def check_matroid_axioms(matroid: Matroid) -> None:
+    """Raise ValueError unless r(∅) = 0, r(A) ≤ |A|, r(A + e) − r(A) ∈ {0, 1} and
+    r(A + e) + r(A + f) ≥ r(A + e + f) + r(A) for every A and e, f (exhaustive: 2^n sets)."""
+    n = matroid.n
+    if n > 16:
+        raise ValueError(f"an exhaustive check needs n ≤ 16, got {n}")
+    rank = {}
+    for size in range(n + 1):
+        for subset in itertools.combinations(range(n), size):
+            rank[frozenset(subset)] = matroid.rank(subset)
+    if rank[frozenset()] != 0:
+        raise ValueError(f"not a matroid rank: r(∅) = {rank[frozenset()]}, not 0")
+    for subset, r in rank.items():
+        if not 0 <= r <= len(subset):
+            raise ValueError(f"not a matroid rank: r({sorted(subset)}) = {r} outside [0, |A|]")
+        outside = [e for e in range(n) if e not in subset]
+        for e in outside:
+            step = rank[subset | {e}] - r
+            if step not in (0, 1):
+                raise ValueError(
+                    f"not a matroid rank: adding {e} to {sorted(subset)} changes the rank by {step}"
+                )
+        for e, f in itertools.combinations(outside, 2):
+            if rank[subset | {e}] + rank[subset | {f}] < rank[subset | {e, f}] + r:
+                raise ValueError(
+                    f"not a matroid rank: submodularity fails at A={sorted(subset)}, e={e}, f={f}"
+                )
+
+
+def as_matroid(obj: Any) -> Matroid:
+    """A Matroid from what users bring: a Matroid; a networkx bipartite graph (agents marked
+    bipartite=0); a scipy sparse or numpy agents × resources biadjacency matrix."""
+    if isinstance(obj, Matroid):
+        return obj
+    if hasattr(obj, "nodes") and hasattr(obj, "neighbors"):
+        return TransversalMatroid.from_graph(obj)
+    from scipy import sparse
+
+    if sparse.issparse(obj) or isinstance(obj, (np.ndarray, list)):
+        return TransversalMatroid(obj)
+    raise TypeError(
+        "give a Matroid, a networkx bipartite graph or an agents × resources biadjacency matrix, "
+        f"got {type(obj).__name__}"
+    )
