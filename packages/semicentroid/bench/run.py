@@ -1,63 +1,89 @@
 """Benchmark beside scikit-learn KMeans (k-means++, n_init=10) at equal k on iris and wine
 (all points, standardised, λ = 0.5, M = N): exact core/FJR ratios, k-means cost (price of
-fairness), wall time; then how the exact auditor's time grows with n."""
+fairness), wall time; then how the exact auditor's time grows with n, and how closely it keeps
+a time limit. Run: `make bench PKG=semicentroid`."""
 
 from __future__ import annotations
 
-import time
+import argparse
 
+import numpy as np
 from paperplug_semicentroid import SemiCentroidInstance, audit_core, audit_fjr, semi_centroid_core
-from paperplug_semicentroid.demo import cost, kmeans_pp, load
+from paperplug_semicentroid.embedded import cost, kmeans_pp, load
+
+from paperplug.harness import Timer, single_thread, table
 
 LIMIT = 60.0  # seconds per exact audit before it returns a flagged lower bound
 
 
-def timed(f, *a, **kw):
-    t = time.perf_counter()
-    out = f(*a, **kw)
-    return out, time.perf_counter() - t
+def shown(audit) -> str:
+    return f"{audit.ratio:.3f}" + ("" if audit.exact else " (≥, cut short)")
 
 
-def fmt(audit) -> str:
-    return f"{audit.ratio:.3f}" + ("" if audit.exact else "≥")
-
-
-def head_to_head() -> None:
-    print(
-        "| data | n | k | core alg3 | core k-means++ | FJR alg3 | FJR k-means++ | cost alg3 / k-means++ | time alg3 / k-means++ |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    kmeans_pp(load("iris", 0, 0), 3, 0)  # warm scikit-learn up before timing
+def head_to_head(seed: int) -> None:
+    rows = []
+    kmeans_pp(load("iris"), 3, seed)  # warm scikit-learn up before timing
     for name in ("iris", "wine"):
-        X = load(name, 0, 0)
+        X = load(name)
         for k in (3, 5, 10):
             inst = SemiCentroidInstance.from_points(X, k, lam=0.5)
-            alg, t_alg = timed(semi_centroid_core, inst, "semiball")
-            km, t_km = timed(kmeans_pp, X, k, 0)
+            with Timer() as t_alg:
+                alg = semi_centroid_core(inst, "semiball")
+            with Timer() as t_km:
+                km = kmeans_pp(X, k, seed)
             cores = [audit_core(inst, c, time_limit=LIMIT) for c in (alg, km)]
             fjrs = [audit_fjr(inst, c, time_limit=LIMIT) for c in (alg, km)]
             costs = [cost(X, c.labels)[0] for c in (alg, km)]
-            print(
-                f"| {name} | {len(X)} | {k} | {fmt(cores[0])} | {fmt(cores[1])} | {fmt(fjrs[0])} | "
-                f"{fmt(fjrs[1])} | {costs[0]:.1f} / {costs[1]:.1f} = {costs[0] / costs[1]:.2f} | "
-                f"{t_alg:.3f}s / {t_km:.3f}s = {t_alg / t_km:.2f} |",
-                flush=True,
-            )
+            rows.append(
+                [name, len(X), k, shown(cores[0]), shown(cores[1]), shown(fjrs[0]),
+                 shown(fjrs[1]), costs[0] / costs[1], t_alg.seconds, t_km.seconds]
+            )  # fmt: skip
+            print(f"  {name} k={k} done", flush=True)
+    header = ["data", "n", "k", "core alg3", "core k-means++", "FJR alg3", "FJR k-means++",
+              "cost alg3/km", "s alg3", "s k-means++"]  # fmt: skip
+    print(table(rows, header, digits=3))
 
 
-def auditor_scaling() -> None:
-    print("\n| n (wine subsample) | k | core audit s | exact | FJR audit s | exact |")
-    print("|---|---|---|---|---|---|")
+def auditor_scaling(seed: int) -> None:
+    rows = []
     for n in (30, 60, 90, 120, 150, 178):
-        X = load("wine", n, 0)
+        X = load("wine", n, seed)
         inst = SemiCentroidInstance.from_points(X, 5, lam=0.5)
         cl = semi_centroid_core(inst, "semiball")
-        core, t_core = timed(audit_core, inst, cl, time_limit=LIMIT)
-        fjr, t_fjr = timed(audit_fjr, inst, cl, time_limit=LIMIT)
-        print(f"| {n} | 5 | {t_core:.2f} | {core.exact} | {t_fjr:.2f} | {fjr.exact} |", flush=True)
+        with Timer() as t_core:
+            core = audit_core(inst, cl, time_limit=LIMIT)
+        with Timer() as t_fjr:
+            fjr = audit_fjr(inst, cl, time_limit=LIMIT)
+        rows.append([n, 5, t_core.seconds, core.exact, t_fjr.seconds, fjr.exact])
+    print(table(rows, ["n (wine)", "k", "core audit s", "exact", "FJR audit s", "exact"], digits=2))
+
+
+def time_limits(seed: int) -> None:
+    """The limit holds within a small slack (issue 14: 30-50× overruns at n = 200)."""
+    rows = []
+    X = np.random.default_rng(seed).normal(size=(200, 4))
+    inst = SemiCentroidInstance.from_points(X, 5, lam=0.5)
+    cl = semi_centroid_core(inst, "semiball")
+    for limit in (0.1, 0.5, 2.0):
+        for audit in (audit_core, audit_fjr):
+            with Timer() as t:
+                result = audit(inst, cl, time_limit=limit)
+            rows.append([audit.__name__, limit, t.seconds, result.timed_out, result.value])
+    print(table(rows, ["audit (n = 200, k = 5)", "time_limit s", "wall s", "cut short", "value ≥"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    single_thread()
+    print(f"numpy/scipy, 1 thread; exact audits capped at {LIMIT} s\n")
+    head_to_head(args.seed)
+    print()
+    auditor_scaling(args.seed)
+    print()
+    time_limits(args.seed)
 
 
 if __name__ == "__main__":
-    print("2-core shared CPU, numpy/scipy, 1 thread; exact audits capped at", LIMIT, "s\n")
-    head_to_head()
-    auditor_scaling()
+    main()

@@ -1,9 +1,21 @@
-"""Random small instances shared by the tests: λ form, dual metric, independent metrics."""
+"""One thread (shared CPUs) and no progress bars in tests; the random small instances the tests
+share: λ form, dual metric, independent metrics."""
+
+import os
 
 import numpy as np
 import pytest
 from paperplug_semicentroid import SemiCentroidInstance
 from scipy.spatial.distance import cdist
+
+os.environ.setdefault("PAPERPLUG_PROGRESS", "0")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread():
+    from paperplug.harness import single_thread
+
+    single_thread()
 
 
 def random_instance(rng: np.random.Generator, kind: str, n: int, k: int) -> SemiCentroidInstance:

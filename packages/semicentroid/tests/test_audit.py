@@ -1,16 +1,19 @@
 """The exact auditor equals brute-force enumeration, and its certificate checks out."""
 
 import math
+import time
 
 import numpy as np
 import pytest
 from paperplug_semicentroid import (
     Clustering,
+    SemiCentroidFair,
     SemiCentroidInstance,
     audit_core,
     audit_fjr,
     coalition_losses,
     losses,
+    semi_centroid_core,
 )
 
 
@@ -67,13 +70,64 @@ def test_exact_audit_time_limit_returns_a_flagged_lower_bound():
     cl = Clustering(rng.integers(0, 3, 60), np.array([0, 1, 2]))
     quick = audit_core(inst, cl, time_limit=0.0)
     full = audit_core(inst, cl)
-    assert full.exact and quick.value <= full.value * (1 + 1e-12)
+    assert quick.timed_out and not quick.exact
+    assert full.exact and not full.timed_out and quick.value <= full.value * (1 + 1e-12)
+
+
+@pytest.fixture(scope="module")
+def n200():
+    """n = 200, k = 5: the exact FJR audit takes about 15 s here (issue 14: time_limit=0.5 ran
+    for 15-25 s, its clock checked only every 256 steps of one clique search)."""
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    inst = SemiCentroidInstance.from_points(X, 5, lam=0.5)
+    return inst, semi_centroid_core(inst)
+
+
+@pytest.mark.parametrize("audit", [audit_core, audit_fjr])
+@pytest.mark.parametrize("method", ["exact", "lower"])
+def test_time_limit_holds_within_a_small_slack(n200, audit, method):
+    inst, cl = n200
+    start = time.perf_counter()
+    result = audit(inst, cl, method=method, time_limit=0.5)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 0.5 + 0.5, f"{audit.__name__} took {elapsed:.2f} s for a 0.5 s limit"
+    assert result.timed_out and not result.exact  # n = 200 needs more than 0.5 s either way
+    if result.value > 0:  # what it did find is a real coalition with that ratio
+        L = losses(inst, cl)
+        dev = coalition_losses(inst, result.coalition, result.center)
+        value = (
+            (L[result.coalition] / dev).min()
+            if audit is audit_core
+            else (L[result.coalition].min() / dev.max())
+        )
+        assert _close(float(value), result.value)
+
+
+def test_fit_default_cap_bounds_both_audits_together(n200):
+    """audit_time_limit bounds the two audits together (the core audit gets at most half)."""
+    inst, _ = n200
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    assert SemiCentroidFair().audit_time_limit == 60.0
+    est = SemiCentroidFair(5, audit_time_limit=1.0)
+    start = time.perf_counter()
+    sol = est.solve(inst)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 1.0 + 0.6 + 0.5, elapsed  # + Algorithm 3 (about 0.1 s) + slack
+    assert sol.certificate["core"].timed_out and sol.certificate["fjr"].timed_out
+    start = time.perf_counter()
+    est.fit(X)
+    assert time.perf_counter() - start < 1.0 + 0.6 + 0.5
+    assert est.certificate_["fjr"].timed_out and not est.certificate_["fjr"].exact
 
 
 def test_audit_rejects_bad_input():
     inst = SemiCentroidInstance.from_points(np.arange(6.0)[:, None], 2)
     with pytest.raises(ValueError, match="method"):
         audit_core(inst, np.ones(6), method="sampled")
+    with pytest.raises(ValueError, match="time_limit must be ≥ 0"):
+        audit_fjr(inst, np.ones(6), time_limit=-1.0)
+    with pytest.raises(TypeError, match="time_limit must be a number"):
+        audit_fjr(inst, np.ones(6), time_limit="1s")
     with pytest.raises(ValueError, match="losses"):
         audit_core(inst, np.array([1.0, np.nan, 1, 1, 1, 1]))
     with pytest.raises(ValueError, match="n ≤ 16"):

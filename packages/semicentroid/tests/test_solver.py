@@ -94,21 +94,21 @@ def test_bad_arrays_rejected():
     X = _blobs(per=3)
     bad = X.copy()
     bad[0, 0] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="X contains NaN"):
         SemiCentroidFair(3).fit(bad)
     assert np.isnan(bad[0, 0]) and np.isfinite(bad[1:]).all()
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="X: Expected 2D array"):
         SemiCentroidFair(3).fit(X[:, 0])
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="X: Found array with 0 sample"):
         SemiCentroidFair(3).fit(np.zeros((0, 2)))
-    with pytest.raises(TypeError, match="numpy array"):
+    with pytest.raises(TypeError, match="X must be an array"):
         SemiCentroidFair(3).fit("points")
     D = cdist(X, X)
-    with pytest.raises(ValueError, match="symmetric"):
+    with pytest.raises(ValueError, match="Dm must be symmetric"):
         SemiCentroidInstance(D + np.triu(np.ones_like(D), 1), D, 3)
-    with pytest.raises(ValueError, match="negative"):
+    with pytest.raises(ValueError, match="Dc has negative"):
         SemiCentroidInstance(D, -D, 3)
-    with pytest.raises(ValueError, match="one row per agent"):
+    with pytest.raises(ValueError, match="Dc must have one row per agent"):
         SemiCentroidInstance(D, D[:-1], 3)
     with pytest.raises(TypeError, match="SemiCentroidInstance"):
         SemiCentroidFair().solve(X)
@@ -119,3 +119,44 @@ def test_bad_arrays_rejected():
         check_clustering(inst, np.arange(9) % 4, [0, 1, 2, 3])
     with pytest.raises(ValueError, match="candidate centres"):
         check_clustering(inst, np.arange(9) % 3, [0, 1, 99])
+
+
+def _asymmetric(u, v):
+    return float(np.abs(u - v).sum() + (u[0] > v[0]))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda X, D: SemiCentroidInstance.from_distances(D + np.triu(D, 1), 3), ValueError,
+         "D must be symmetric"),
+        (lambda X, D: SemiCentroidInstance.from_distances(D + np.eye(len(D)), 3), ValueError,
+         "D must have a zero diagonal"),
+        (lambda X, D: SemiCentroidInstance.from_distances(-D, 3), ValueError,
+         "D has negative distances"),
+        (lambda X, D: SemiCentroidInstance.from_distances(D[:, :4], 3), ValueError,
+         "D must be square"),
+        (lambda X, D: SemiCentroidInstance.from_distances(D, 3, Dc=D[:-1]), ValueError,
+         "Dc must have one row per agent"),
+        (lambda X, D: SemiCentroidInstance.from_points(X, 3, lam=None, metric_m=_asymmetric),
+         ValueError, "metric_m must be symmetric"),
+        (lambda X, D: SemiCentroidInstance.from_points(X, 3, metric="nope"), ValueError,
+         "metric='nope' is not a distance"),
+        (lambda X, D: SemiCentroidFair(n_clusters=0).fit(X), ValueError,
+         "n_clusters must lie in"),
+        (lambda X, D: SemiCentroidFair(n_clusters=2.0).fit(X), TypeError,
+         "n_clusters must be an int"),
+        (lambda X, D: SemiCentroidFair(n_clusters=99).fit(X), ValueError,
+         "n_samples=9 should be >= n_clusters=99"),
+        (lambda X, D: SemiCentroidFair(3, metric="nope").fit(X), ValueError, "metric='nope'"),
+        (lambda X, D: SemiCentroidFair(3, audit_time_limit=-1).fit(X), ValueError,
+         "audit_time_limit"),
+    ],
+)  # fmt: skip
+def test_errors_name_the_argument_the_user_passed(call, error, match):
+    """Issue 14: errors named internals (`Dm`) instead of what the user passed (D, n_clusters)."""
+    X = _blobs(per=3)
+    D = cdist(X, X)
+    with pytest.raises(error, match=match) as info:
+        call(X, D)
+    assert "Dm" not in str(info.value)

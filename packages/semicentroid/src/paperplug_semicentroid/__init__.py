@@ -31,5 +31,12 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "centroid_greedy_capture": ".greedy_capture",
         "non_centroid_greedy_capture": ".greedy_capture",
         "SemiCentroidFair": ".solver",
+        "NonMetricWarning": ".metric",
+        "Violation": ".metric",
+        "center_violation": ".metric",
+        "triangle_violation": ".metric",
+        "mcc_lower_bound": ".mcc",
+        "load": ".embedded",
+        "kmeans_pp": ".embedded",
     },
 )

@@ -3,11 +3,11 @@ selective switching with the slack c matched to the MCC's approximation factor Î
 
 from __future__ import annotations
 
-from .instance import SemiCentroidInstance
-from .loss import Clustering
-from .mcc import SEMIBALL_FACTOR
-from .peeling import cohesive_peeling
-from .switching import core_bound, selective_switching, switching_constant
+from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug_semicentroid.loss import Clustering
+from paperplug_semicentroid.mcc import SEMIBALL_FACTOR
+from paperplug_semicentroid.peeling import cohesive_peeling
+from paperplug_semicentroid.switching import core_bound, selective_switching, switching_constant
 
 MCC_FACTOR = {"exact": 1.0, "semiball": SEMIBALL_FACTOR}
 

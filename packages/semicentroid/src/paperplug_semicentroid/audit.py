@@ -9,22 +9,24 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cliques import SearchTimeout, find_clique
-from .instance import SemiCentroidInstance
-from .loss import Clustering, coalition_losses, losses
-from .mcc import exact_mcc, mcc_feasible, semiball_mcc
+from paperplug_semicentroid.cliques import SearchTimeout, check_deadline, find_clique
+from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug_semicentroid.loss import Clustering, losses
+from paperplug_semicentroid.mcc import exact_mcc, mcc_feasible, mcc_lower_bound, semiball_mcc
 
 
 @dataclass
 class Audit:
     """value: max over (S, y) of the criterion's ratio; ratio = max(1, value) is the smallest α
-    for which the clustering is in the α-core (α-FJR); exact False means value is a lower bound."""
+    for which the clustering is in the α-core (α-FJR); exact False means value is a lower bound
+    (the "lower" method, or `timed_out`: the time limit cut the exact search short)."""
 
     criterion: str
     value: float
     coalition: np.ndarray
     center: int
     exact: bool = True
+    timed_out: bool = False
     meta: dict = field(default_factory=dict)
 
     @property
@@ -44,6 +46,7 @@ class Audit:
             "coalition": self.coalition.tolist(),
             "center": self.center,
             "exact": self.exact,
+            "timed_out": self.timed_out,
         }
 
 
@@ -69,17 +72,33 @@ def _core_pairs(inst: SemiCentroidInstance, L: np.ndarray, y: int) -> np.ndarray
     return np.minimum(R, R.T)
 
 
-def _core_lower_bound(inst: SemiCentroidInstance, L: np.ndarray) -> tuple[float, np.ndarray, int]:
-    """Best ratio over the semi-ball coalitions (each y, each anchor): a lower bound."""
-    best = (-1.0, np.arange(inst.m), 0)
+def _core_lower_bound(
+    inst: SemiCentroidInstance, L: np.ndarray, best: list, deadline: float | None
+) -> None:
+    """Raise `best` = [value, S, y] to the best ratio over the semi-ball coalitions (each centre
+    y, each anchor a: the m agents nearest a in d^m(a, ·) + d^c(·, y)), a lower bound."""
+    m = inst.m
+    chunk = max(1, 2_000_000 // (m * m))  # anchors per step: (chunk, m, m) gathered at once
     for y in range(inst.n_centers):
-        kappa = inst.Dm + inst.Dc[:, y][None, :]
-        for a in range(inst.n):
-            S = np.argsort(kappa[a], kind="stable")[: inst.m]
-            v = float(_ratio(L[S], coalition_losses(inst, S, y)).min())
-            if v > best[0]:
-                best = (v, np.sort(S), y)
-    return best
+        kappa = inst.Dm + inst.Dc[:, y][None, :]  # (anchor, agent)
+        for start in range(0, inst.n, chunk):
+            check_deadline(deadline)
+            S = np.argsort(kappa[start : start + chunk], axis=1, kind="stable")[:, :m]
+            worst = inst.Dm[S[:, :, None], S[:, None, :]].max(axis=2)  # (anchors, m)
+            vals = _ratio(L[S], worst + inst.Dc[S, y]).min(axis=1)
+            a = int(np.argmax(vals))
+            if vals[a] > best[0]:
+                best[:] = [float(vals[a]), np.sort(S[a]), y]
+
+
+def _deadline(time_limit: float | None) -> float | None:
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, int | float):
+        raise TypeError(f"time_limit must be a number of seconds or None, got {time_limit!r}")
+    if not time_limit >= 0:
+        raise ValueError(f"time_limit must be ≥ 0 seconds, got {time_limit}")
+    return time.perf_counter() + time_limit
 
 
 def audit_core(
@@ -92,33 +111,35 @@ def audit_core(
 
     method "exact": per centre, binary search over pair ratios with an m-clique test (graph:
     i ~ j when both keep ratio ≥ ρ); "brute": enumerate all m-subsets; "lower": semi-ball
-    coalitions only. Past `time_limit` seconds the exact method returns its lower bound."""
+    coalitions only. Past `time_limit` seconds (checked inside every search loop) it returns the
+    best coalition found so far, flagged timed_out and not exact: a lower bound."""
+    if method not in ("exact", "brute", "lower"):
+        raise ValueError(f"method must be 'exact', 'brute' or 'lower', got {method!r}")
     L = _current_losses(inst, clustering)
     if method == "brute":
         return _brute(inst, L, "core")
-    value, S, y = _core_lower_bound(inst, L)
-    if method == "lower":
-        return Audit("core", value, S, y, exact=False)
-    if method != "exact":
-        raise ValueError(f"method must be 'exact', 'brute' or 'lower', got {method!r}")
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    deadline = _deadline(time_limit)
     m = inst.m
+    best = [-1.0, np.arange(m), 0]
     try:
-        for yy in range(inst.n_centers):
-            P = _core_pairs(inst, L, yy)
-            cand = np.unique(P[value < P])
-            lo, hi = 0, len(cand) - 1
-            while lo <= hi:  # the largest candidate ρ with an m-clique in {P ≥ ρ}
-                mid = (lo + hi) // 2
-                found = find_clique(cand[mid] <= P, m, deadline)
-                if found is None:
-                    hi = mid - 1
-                else:
-                    value, S, y = float(cand[mid]), np.array(found), yy
-                    lo = mid + 1
+        _core_lower_bound(inst, L, best, deadline)
+        if method == "exact":
+            for yy in range(inst.n_centers):
+                check_deadline(deadline)
+                P = _core_pairs(inst, L, yy)
+                cand = np.unique(P[best[0] < P])
+                lo, hi = 0, len(cand) - 1
+                while lo <= hi:  # the largest candidate ρ with an m-clique in {P ≥ ρ}
+                    mid = (lo + hi) // 2
+                    found = find_clique(cand[mid] <= P, m, deadline)
+                    if found is None:
+                        hi = mid - 1
+                    else:
+                        best[:] = [float(cand[mid]), np.array(found), yy]
+                        lo = mid + 1
     except SearchTimeout:
-        return Audit("core", value, S, y, exact=False, meta={"timed_out": True})
-    return Audit("core", value, S, y)
+        return Audit("core", max(best[0], 0.0), best[1], best[2], exact=False, timed_out=True)
+    return Audit("core", best[0], best[1], best[2], exact=method == "exact")
 
 
 def audit_fjr(
@@ -130,44 +151,40 @@ def audit_fjr(
     """FJR ratio max_{S,y} min_{i∈S} ℓ_i(X) / max_{j∈S} ℓ_j(S, y) and the blocking (S, y).
 
     Exact: for each threshold v among the losses, an exact MCC over {i : ℓ_i(X) ≥ v} gives
-    the best ratio v / MCC(v); "brute" enumerates; "lower" uses semi-ball MCCs."""
+    the best ratio v / MCC(v); "brute" enumerates; "lower" uses semi-ball MCCs. Past
+    `time_limit` seconds (checked inside every search loop) it returns the best coalition found
+    so far, flagged timed_out and not exact: a lower bound."""
+    if method not in ("exact", "brute", "lower"):
+        raise ValueError(f"method must be 'exact', 'brute' or 'lower', got {method!r}")
     L = _current_losses(inst, clustering)
     if method == "brute":
         return _brute(inst, L, "fjr")
-    if method not in ("exact", "lower"):
-        raise ValueError(f"method must be 'exact', 'brute' or 'lower', got {method!r}")
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    deadline = _deadline(time_limit)
     m = inst.m
-    best = (-1.0, np.arange(m), 0)
-    exact, floor = method == "exact", 0.0
-    if exact:
-        try:
-            floor = exact_mcc(inst, m=m, deadline=deadline).radius
-        except SearchTimeout:
-            exact = False
-    for v in np.unique(L[L > 0])[::-1]:
-        V = np.flatnonzero(v <= L)
-        if len(V) < m:
-            continue
-        if floor > 0 and v / floor <= best[0]:
-            break  # every later threshold is smaller while MCC(v) ≥ MCC(all agents)
-        found = None
-        if exact:
-            try:  # only an MCC below v / best can raise the ratio: test that first
+    best = [-1.0, np.arange(m), 0]
+    exact = method == "exact"
+    try:
+        floor = mcc_lower_bound(inst, m=m) if exact else 0.0  # ≤ MCC(v) for every v
+        for v in np.unique(L[L > 0])[::-1]:
+            check_deadline(deadline)
+            V = np.flatnonzero(v <= L)
+            if len(V) < m:
+                continue
+            if floor > 0 and v / floor <= best[0]:
+                break  # every later threshold is smaller while MCC(v) ≥ MCC(all agents)
+            if exact:  # only an MCC below v / best can raise the ratio: test that first
                 limit = np.inf if best[0] <= 0 else np.nextafter(v / best[0], 0.0)
                 if limit < np.inf and mcc_feasible(inst, V, m, limit, deadline) is None:
                     continue
                 found = exact_mcc(inst, V, m, deadline)
-            except SearchTimeout:
-                exact = False
-        if found is None:
-            found = semiball_mcc(inst, V, m)
-        ratio = float(_ratio(np.array([v]), np.array([found.radius]))[0])
-        if ratio > best[0]:
-            best = (ratio, found.members, found.center)
-    if best[0] < 0:
-        best = (0.0, np.arange(m), 0)
-    return Audit("fjr", best[0], best[1], best[2], exact=exact)
+            else:
+                found = semiball_mcc(inst, V, m)
+            ratio = float(_ratio(np.array([v]), np.array([found.radius]))[0])
+            if ratio > best[0]:
+                best[:] = [ratio, found.members, found.center]
+    except SearchTimeout:
+        return Audit("fjr", max(best[0], 0.0), best[1], best[2], exact=False, timed_out=True)
+    return Audit("fjr", max(best[0], 0.0), best[1], best[2], exact=exact)
 
 
 def _brute(inst: SemiCentroidInstance, L: np.ndarray, criterion: str) -> Audit:

@@ -9,7 +9,14 @@ import numpy as np
 
 
 class SearchTimeout(Exception):
-    """Raised when an exact clique search runs past its deadline."""
+    """Raised when an exact search runs past its deadline."""
+
+
+def check_deadline(deadline: float | None) -> None:
+    """Raise SearchTimeout once time.perf_counter() has passed `deadline` (None: no limit). The
+    searches call it in every loop that can repeat, so a time limit holds within a small slack."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise SearchTimeout
 
 
 def _k_core(adj: np.ndarray, size: int) -> np.ndarray:
@@ -41,6 +48,7 @@ def find_clique(adj: np.ndarray, size: int, deadline: float | None = None) -> li
 
     Only vertices with adj[v, v] True may be used. Branch and bound over bitsets after a
     (size-1)-core reduction; raises SearchTimeout past `deadline` (a time.perf_counter() value)."""
+    check_deadline(deadline)
     if size <= 0:
         return []
     usable = np.flatnonzero(np.diag(adj))
@@ -64,8 +72,8 @@ def find_clique(adj: np.ndarray, size: int, deadline: float | None = None) -> li
         if depth == size:
             return []
         calls[0] += 1
-        if deadline is not None and calls[0] % 256 == 0 and time.perf_counter() > deadline:
-            raise SearchTimeout
+        if calls[0] % 32 == 0:
+            check_deadline(deadline)
         if depth + cand.bit_count() < size:
             return None
         if size - depth > 2 and depth + _color_bound(cand, nbr) < size:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .instance import SemiCentroidInstance
-from .loss import Clustering, best_center
+from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug_semicentroid.loss import Clustering, best_center
 
 
 def centroid_greedy_capture(inst: SemiCentroidInstance) -> Clustering:

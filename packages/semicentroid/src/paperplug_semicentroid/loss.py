@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .instance import SemiCentroidInstance
+from paperplug_semicentroid.instance import SemiCentroidInstance
 
 
 @dataclass

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cliques import find_clique
-from .instance import SemiCentroidInstance
-from .loss import best_center, coalition_losses
+from paperplug_semicentroid.cliques import check_deadline, find_clique
+from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug_semicentroid.loss import best_center, coalition_losses
 
 SEMIBALL_FACTOR = 2.0  # max loss of the semi-ball cluster is at most 2 × the optimum
 
@@ -52,6 +52,19 @@ def semiball_mcc(
     return Cohesive(members, y, radius)
 
 
+def mcc_lower_bound(
+    inst: SemiCentroidInstance, agents: np.ndarray | None = None, m: int | None = None
+) -> float:
+    """κ_(m) = min over centres y and anchors a of the m-th smallest d^m(a, i) + d^c(i, y): at most
+    the MCC's radius (an anchor in the optimal S sees its m members within it)."""
+    R, m = _agents(inst, agents, m)
+    Dm_R = inst.Dm[np.ix_(R, R)]
+    return min(
+        float(np.partition(Dm_R + inst.Dc[R, y][None, :], m - 1, axis=1)[:, m - 1].min())
+        for y in range(inst.n_centers)
+    )
+
+
 def mcc_feasible(
     inst: SemiCentroidInstance, R: np.ndarray, m: int, r: float, deadline: float | None = None
 ) -> Cohesive | None:
@@ -59,6 +72,7 @@ def mcc_feasible(
     in {i : d^c(i,y) ≤ r}, edges d^m(i,j) + max(d^c(i,y), d^c(j,y)) ≤ r."""
     Dm_R = inst.Dm[np.ix_(R, R)]
     for y in range(inst.n_centers):
+        check_deadline(deadline)
         dc = inst.Dc[R, y]
         ok = np.flatnonzero(dc <= r)
         if len(ok) < m:
@@ -82,10 +96,7 @@ def exact_mcc(
     R, m = _agents(inst, agents, m)
     upper = semiball_mcc(inst, R, m)
     Dm_R = inst.Dm[np.ix_(R, R)]
-    lower = min(
-        float(np.partition(Dm_R + inst.Dc[R, y][None, :], m - 1, axis=1)[:, m - 1].min())
-        for y in range(inst.n_centers)
-    )
+    lower = mcc_lower_bound(inst, R, m)
     vals = (Dm_R[:, :, None] + inst.Dc[R][:, None, :]).ravel()
     vals = np.unique(vals[(vals >= lower) & (vals < upper.radius)])
     best, lo, hi = upper, 0, len(vals) - 1

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .instance import SemiCentroidInstance
-from .loss import Clustering, best_center
-from .mcc import most_cohesive_cluster
+from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug_semicentroid.loss import Clustering, best_center
+from paperplug_semicentroid.mcc import most_cohesive_cluster
 
 
 def cohesive_peeling(inst: SemiCentroidInstance, mcc: str = "semiball") -> Clustering:

@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from .instance import SemiCentroidInstance
-from .loss import Clustering
+from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug_semicentroid.loss import Clustering
 
 
 def switching_constant(alpha: float) -> float:
