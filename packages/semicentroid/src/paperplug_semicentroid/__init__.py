@@ -36,7 +36,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "center_violation": ".metric",
         "triangle_violation": ".metric",
         "mcc_lower_bound": ".mcc",
-        "load": ".embedded",
         "kmeans_pp": ".embedded",
     },
 )
