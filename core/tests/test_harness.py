@@ -43,7 +43,16 @@ def test_best_of_returns_the_result_and_the_smallest_time():
 def test_timer_measures():
     with Timer() as t:
         sum(range(1000))
-    assert 0 <= t.seconds < 1
+    assert 0 <= t.seconds < 1 and 0 <= t.cpu_seconds < 1
+
+
+def test_single_thread_never_imports_torch():
+    import subprocess
+    import sys
+
+    code = "import sys; from paperplug.harness import single_thread; single_thread(); print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_global_rng_untouched_catches_a_global_draw():

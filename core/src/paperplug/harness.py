@@ -11,6 +11,7 @@ import argparse
 import math
 import os
 import resource
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -28,14 +29,15 @@ def demo_parser(slug: str, description: str | None = None) -> argparse.ArgumentP
 
 
 def single_thread() -> None:
-    """One thread for BLAS/OpenMP and torch: on small shared CPUs two threads run slower."""
+    """One thread for BLAS/OpenMP and torch: on small shared CPUs two threads run slower.
+
+    Sets the thread variables (torch reads OMP_NUM_THREADS when it is imported) and, if torch
+    is already imported, its thread count; it never imports torch itself."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
-    try:
-        import torch
-    except ImportError:
-        return
-    torch.set_num_threads(1)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _cell(value: Any, digits: int) -> str:
@@ -90,14 +92,17 @@ def fmt_ci(values: Iterable[float], digits: int = 3, confidence: float = 0.95) -
 
 
 class Timer:
-    """`with Timer() as t: ...` then `t.seconds` (wall time, perf_counter)."""
+    """`with Timer() as t: ...` then `t.seconds` (wall time) and `t.cpu_seconds` (this
+    process's CPU time: comparable between runs on a busy shared machine)."""
 
     def __enter__(self) -> Timer:
-        self.start, self.seconds = time.perf_counter(), math.nan
+        self.start, self.cpu_start = time.perf_counter(), time.process_time()
+        self.seconds = self.cpu_seconds = math.nan
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.start
+        self.cpu_seconds = time.process_time() - self.cpu_start
 
 
 def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[Any, float]:
