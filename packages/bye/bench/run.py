@@ -1,28 +1,33 @@
-"""BYE beside Spectral Signatures, Activation Clustering and Random Drop on the same poisoned tiny LLaVA.
+"""BYE beside Spectral Signatures, Activation Clustering and Random Drop on the same poisoned
+tiny LLaVA, over several seeds; and BYE's detection rates (poisoned and clean) over many seeds.
 
-For each (trigger, poison rate): one poisoned fine-tune, every filter on it, then a re-train
-from the clean base on each filter's kept rows. No MLLM filtering library exists on PyPI;
-the two classic baselines are written here on scikit-learn (last-prompt-token features).
+make bench PKG=bye                    # both parts
+make bench PKG=bye ARGS="--part rates --rate-seeds 24"
+
+No MLLM sample-filtering library exists on PyPI: the two classic baselines are written here
+on scikit-learn over the last prompt token's final hidden state.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import torch
-from paperplug_bye import (
-    BYE,
+from paperplug_bye import BYE, encode_prompts, last_token_positions
+from paperplug_bye.embedded import (
     EmbeddedConfig,
     backdoored_run,
-    encode_prompts,
     filter_quality,
     random_drop,
+    retrained,
 )
-from paperplug_bye.attention import last_token_positions
 from sklearn.cluster import KMeans
 from sklearn.decomposition import FastICA
+
+from paperplug.harness import Timer, fmt_ci, progress, single_thread, table
+
+RULES = ("collapse", "paper", "robust")
 
 
 @torch.no_grad()
@@ -44,7 +49,7 @@ def spectral_signatures(feats, labels, rate) -> list[int]:
         idx = np.flatnonzero(labels == label)
         centered = feats[idx] - feats[idx].mean(0)
         top = np.linalg.svd(centered, full_matrices=False)[2][0]
-        k = min(int(np.ceil(1.5 * rate * len(idx))), len(idx))
+        k = min(int(np.ceil(1.5 * max(rate, 0.05) * len(idx))), len(idx))  # rate unknown at 0%
         removed += idx[np.argsort(-((centered @ top) ** 2))[:k]].tolist()
     return sorted(removed)
 
@@ -64,104 +69,109 @@ def activation_clustering(feats, labels, seed=0, size_threshold=0.35) -> list[in
     return sorted(removed)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--triggers", default="patch,blend,text")
-    parser.add_argument("--rates", default="0.05,0.1,0.2")
-    parser.add_argument("--grid", choices=["full", "short"], default="short",
-                        help="short: patch at every rate, blend and text at 10%%")  # fmt: skip
-    parser.add_argument("--n-train", type=int, default=400)
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    rates = [float(r) for r in args.rates.split(",")]
-    settings = [(t, r) for t in args.triggers.split(",") for r in rates]
-    if args.grid == "short":
-        settings = [(t, r) for t, r in settings if t == "patch" or r == 0.1]
-    start = time.time()
-    table = []
-    for trigger, rate in settings:
-        c = EmbeddedConfig(
-            n_train=args.n_train,
-            epochs=args.epochs,
-            trigger=trigger,
-            poison_rate=rate,
-            seed=args.seed,
-        )
-        run = backdoored_run(c)
-        processor = run.victim.processor
-        t0 = time.time()
-        verdict = BYE(run.model, processor).check(run.dataset)
-        t_bye = time.time() - t0
-        ashman = BYE(test="ashman", standardize=False)  # opt-in options, same entropy matrix
-        E = verdict.details["entropy"]
-        t0 = time.time()
-        feats = last_token_features(run.model, processor, run.dataset)
-        labels = np.array([r["answer"] for r in run.dataset])
-        filters = {
-            "BYE (paper)": verdict.details["paper"]["removed"],
-            "BYE (robust)": verdict.details["robust"]["removed"],
-            "BYE (paper, Ashman D)": ashman.detect(E, "paper").removed,
-            "BYE (robust, Ashman D, raw mean)": ashman.detect(E, "robust").removed,
-            "Spectral Signatures": spectral_signatures(feats, labels, rate),
-            "Activation Clustering": activation_clustering(feats, labels, args.seed),
-        }
-        t_base = time.time() - t0
-        filters["Random Drop"] = random_drop(
-            len(run.dataset), len(filters["BYE (paper)"]), seed=args.seed + 1
-        )
-        table.append(
-            (
-                trigger,
-                rate,
-                "no defense",
-                0,
-                float("nan"),
-                float("nan"),
-                run.asr,
-                run.clean_accuracy,
-            )
-        )
-        done: dict[tuple, tuple] = {}
-        for name, removed in filters.items():
-            key = tuple(removed)
-            if key not in done:
-                drop = set(removed)
-                model = run.victim.fine_tune(
-                    [r for i, r in enumerate(run.dataset) if i not in drop]
-                )
-                done[key] = (
-                    float(np.mean(run.attack.attack_success(run.victim, model))),
-                    run.victim.clean_accuracy(model),
-                )
-            p, r = filter_quality(removed, run.poisoned)
-            table.append((trigger, rate, name, len(removed), p, r, *done[key]))
-        print(f"{trigger} {rate:.0%}: done at {time.time() - start:.0f} s (BYE filter {t_bye:.1f} s, "
-              f"SS+AC features {t_base:.1f} s); BYE sensitive layers {verdict.details['sensitive_layers']}", flush=True)  # fmt: skip
+def rates(seeds: list[int]) -> None:
+    """BYE's rules on 10% patch poison and on clean rows, one fine-tune per seed and setting."""
+    hits = {r: [] for r in RULES}
+    clean_removed = {r: [] for r in RULES}
+    learned = []
+    for seed in progress(seeds, "seeds"):
+        run = backdoored_run(EmbeddedConfig(seed=seed))
+        learned.append(run.asr >= 0.9)
+        d = BYE(run.model, run.victim.processor).check(run.dataset).details
+        for rule in RULES:
+            p, r = filter_quality(d[rule]["removed"], run.poisoned)
+            hits[rule].append(bool(r >= 0.9 and p >= 0.8))
+        clean = backdoored_run(EmbeddedConfig(seed=seed, poison_rate=0.0))
+        d = BYE(clean.model, clean.victim.processor).check(clean.dataset).details
+        for rule in RULES:
+            clean_removed[rule].append(len(d[rule]["removed"]))
+    n = len(seeds)
     print(
-        "\n| trigger | rate | filter | removed | precision | recall | ASR after re-train | clean acc |"
+        f"\nseeds {seeds[0]}..{seeds[-1]}: backdoor learned (ASR >= 0.9) on {sum(learned)} of {n}"
     )
-    print("|---|---|---|---|---|---|---|---|")
-    for trigger, rate, name, n, p, r, asr, clean in table:
-        print(
-            f"| {trigger} | {rate:.0%} | {name} | {n} | {p:.2f} | {r:.2f} | {asr:.2f} | {clean:.2f} |"
-        )
-    print("\nratios vs no defense (ASR drop in points, clean accuracy change in points):")
-    for trigger, rate in settings:
-        rows = {
-            name: (asr, clean)
-            for t, r_, name, *_, asr, clean in table
-            if (t, r_) == (trigger, rate)
-        }
-        base_asr, base_clean = rows["no defense"]
-        parts = [
-            f"{n}: {100 * (base_asr - a):+.0f}/{100 * (c - base_clean):+.0f}"
-            for n, (a, c) in rows.items()
-            if n != "no defense"
+    rows = [
+        [
+            rule,
+            f"{sum(hits[rule])}/{n}",
+            f"{sum(h for h, ok in zip(hits[rule], learned, strict=True) if ok)}/{sum(learned)}",
+            f"{sum(c == 0 for c in clean_removed[rule])}/{n}",
+            fmt_ci(clean_removed[rule], 1),
+            f"{np.mean(clean_removed[rule]) / 160:.1%}",
         ]
-        print(f"  {trigger} {rate:.0%}: " + "; ".join(parts))
-    print(f"\ntotal {time.time() - start:.0f} s")
+        for rule in RULES
+    ]
+    header = ["rule", "10% patch: R>=0.9 & P>=0.8", "of learned", "clean: nothing removed",
+              "clean: rows removed", "clean: false-positive rate"]  # fmt: skip
+    print(table(rows, header))
+
+
+def filters(seeds: list[int], settings: list[tuple[str, float]]) -> None:
+    """Every filter on the same poisoned fine-tune, then a re-train on its kept rows."""
+    results: dict[tuple, dict[str, list]] = {}
+    seconds = {"BYE": [], "SS+AC features": []}
+    for trigger, rate in settings:
+        for seed in progress(seeds, f"{trigger} {rate:.0%}"):
+            c = EmbeddedConfig(trigger=trigger, poison_rate=rate, seed=seed)
+            run = backdoored_run(c)
+            with Timer() as t:
+                d = BYE(run.model, run.victim.processor).check(run.dataset).details
+            seconds["BYE"].append(t.seconds)
+            with Timer() as t:
+                feats = last_token_features(run.model, run.victim.processor, run.dataset)
+            seconds["SS+AC features"].append(t.seconds)
+            labels = np.array([r["answer"] for r in run.dataset])
+            removals = {f"BYE ({rule})": d[rule]["removed"] for rule in RULES}
+            removals["Spectral Signatures"] = spectral_signatures(feats, labels, rate)
+            removals["Activation Clustering"] = activation_clustering(feats, labels, seed)
+            removals["Random Drop"] = random_drop(
+                len(run.dataset), len(d["removed"]), seed=seed + 1
+            )
+            done = {(): (run.asr, run.clean_accuracy)}
+            rows = {"no defense": [0, np.nan, np.nan, run.asr, run.clean_accuracy]}
+            for name, removed in removals.items():
+                key = tuple(removed)
+                if key not in done:
+                    done[key] = retrained(run, removed)
+                rows[name] = [len(removed), *filter_quality(removed, run.poisoned), *done[key]]
+            for name, values in rows.items():
+                cell = results.setdefault((trigger, rate), {}).setdefault(name, [])
+                cell.append(values)
+    out = []
+    for (trigger, rate), by_filter in results.items():
+        for name, values in by_filter.items():
+            v = np.array(values, dtype=float)  # (seeds, 5)
+            cols = [fmt_ci(v[:, 0], 0)] + [
+                "-" if np.isnan(v[:, j]).all() else fmt_ci(v[~np.isnan(v[:, j]), j], 2)
+                for j in range(1, 5)
+            ]
+            out.append([trigger, f"{rate:.0%}", name, *cols])
+    header = ["trigger", "rate", "filter", "removed", "precision", "recall", "ASR after re-train",
+              "clean acc"]  # fmt: skip
+    print(f"\nmean ± 95% CI over seeds {seeds}\n" + table(out, header))
+    bye, feat = np.median(seconds["BYE"]), np.median(seconds["SS+AC features"])
+    print(f"\nfilter time per run (median): BYE {bye:.2f} s, SS/AC features {feat:.2f} s "
+          f"(ratio {bye / feat:.1f}x)")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--part", choices=["rates", "filters", "both"], default="both")
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds per filter setting")
+    parser.add_argument("--rate-seeds", type=int, default=24, help="seeds for the rates")
+    parser.add_argument("--grid", choices=["short", "full"], default="short",
+                        help="short: patch at 0/5/10/20%%, blend and text at 10%%")  # fmt: skip
+    args = parser.parse_args()
+    single_thread()
+    with Timer() as total:
+        if args.part in ("rates", "both"):
+            rates(list(range(args.seed, args.seed + args.rate_seeds)))
+        if args.part in ("filters", "both"):
+            settings = [("patch", r) for r in (0.0, 0.05, 0.1, 0.2)]
+            others = (0.05, 0.1, 0.2) if args.grid == "full" else (0.1,)
+            settings += [(t, r) for t in ("blend", "text") for r in others]
+            filters(list(range(args.seed, args.seed + args.seeds)), settings)
+    print(f"\ntotal {total.seconds:.0f} s")
 
 
 if __name__ == "__main__":

@@ -1,18 +1,34 @@
+"""One thread (shared CPUs) and no progress bars in tests."""
+
+import os
+
 import pytest
-import torch
-from paperplug_bye import EmbeddedConfig, backdoored_run
+
+os.environ.setdefault("PAPERPLUG_PROGRESS", "0")
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_thread():
-    torch.set_num_threads(1)
+    from paperplug.harness import single_thread
+
+    single_thread()
 
 
-SMALL = EmbeddedConfig(seed=0)  # the demo's default sizes
+SEEDS = (0, 1, 2, 3, 4)  # the seeded story is asserted over these, with a stated rate
 
 
 @pytest.fixture(scope="session")
-def seeded_run():
-    """The embedded story at test size (about 15 s): tiny LLaVA fine-tuned on 10% patch poison."""
-    torch.set_num_threads(1)
-    return backdoored_run(SMALL)
+def poisoned_runs():
+    """The embedded story at its default size, one per seed: tiny LLaVA fine-tuned on 10% patch
+    poison (about 2 s each)."""
+    from paperplug_bye import EmbeddedConfig, backdoored_run
+
+    return [backdoored_run(EmbeddedConfig(seed=s)) for s in SEEDS]
+
+
+@pytest.fixture(scope="session")
+def clean_runs():
+    """The same recipe on clean rows (poison rate 0), one per seed."""
+    from paperplug_bye import EmbeddedConfig, backdoored_run
+
+    return [backdoored_run(EmbeddedConfig(seed=s, poison_rate=0.0)) for s in SEEDS]

@@ -1,5 +1,6 @@
 """Each stage against a closed form, a brute-force reference, or a planted structure."""
 
+import copy
 import math
 import warnings
 
@@ -8,7 +9,9 @@ import pytest
 import torch
 from paperplug_bye import (
     BYE,
+    NO_BACKDOOR,
     AttentionExtractor,
+    TinyProcessor,
     attention_entropy,
     cluster_suspicious,
     eager_attention,
@@ -16,13 +19,19 @@ from paperplug_bye import (
     encode_with_answers,
     entropy_matrix,
     filter_dataset,
+    fine_tune,
     gaussian_kl,
     image_token_mask,
     last_token_attention,
     profile_layers,
+    row_digest,
     synthetic_vqa,
     tiny_llava,
+    trained_on,
+    unseen_rows,
 )
+
+from paperplug.testing import global_rng_untouched, same
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +79,7 @@ def test_image_token_mask_selects_exactly_the_image_tokens(tiny):
         pos = torch.nonzero(row).ravel()
         assert pos.tolist() == list(range(int(pos[0]), int(pos[0]) + 16))
     maps = AttentionExtractor(model, processor).extract(rows)
-    assert [tuple(m.shape) for m in maps] == [(4, 16)] * 3
+    assert [tuple(m.shape) for m in maps] == [(2, 16)] * 3
     # a callable mask for variable image-token counts: keep the first 5 image tokens
     first5 = lambda b: (b["input_ids"] == 1) & ((b["input_ids"] == 1).cumsum(1) <= 5)  # noqa: E731
     maps5 = AttentionExtractor(model, processor, image_token_mask=first5).extract(rows)
@@ -98,7 +107,7 @@ def test_eager_attention_is_forced_and_restored(tiny):
     try:
         batch = encode_prompts(processor, synthetic_vqa(2, seed=2))
         att = last_token_attention(model, batch)
-        assert torch.isfinite(att).all() and att.shape == (2, 4, batch["input_ids"].shape[1])
+        assert torch.isfinite(att).all() and att.shape == (2, 2, batch["input_ids"].shape[1])
         assert model.config._attn_implementation == "sdpa"
         with eager_attention(model):
             assert model.config.text_config._attn_implementation == "eager"
@@ -136,7 +145,7 @@ def _columns(seed=0, n=300):
 
 def test_profiling_rule_on_bimodal_unimodal_and_degenerate_outlier_columns():
     E = _columns()
-    paper = profile_layers(E)
+    paper = profile_layers(E, variant="paper")
     robust = profile_layers(E, variant="robust")
     assert paper.sensitive == [0, 2, 3]  # the paper's rule accepts both outlier splits
     assert robust.sensitive == [0]  # the robust rule: low mode a minority of >= 2%
@@ -148,7 +157,7 @@ def test_profiling_rule_on_bimodal_unimodal_and_degenerate_outlier_columns():
         gaussian_kl(*fit.means[:1], fit.stds[0], fit.means[1], fit.stds[1])
     )
     assert paper.ranking[0] in (0, 2, 3) and paper.ranking[-1] == 1
-    assert profile_layers(E, separation=100.0).sensitive == [2, 3]
+    assert profile_layers(E, variant="paper", separation=100.0).sensitive == [2, 3]
 
 
 def test_clustering_flags_the_planted_low_entropy_rows_and_robust_zscores_help():
@@ -176,10 +185,10 @@ def test_ashman_test_admits_a_small_spread_low_mode_the_paper_rule_rejects():
     E[:, 1] += rng.normal(0, 0.05, n)
     E[planted, 0] = rng.uniform(0.0, 1.6, planted.size)
     E[tail, 0] = rng.uniform(1.6, 1.95, tail.size)
-    paper = profile_layers(E)
+    paper = profile_layers(E, variant="paper")
     # the low component absorbs the tail and widens: |mu1-mu2| > 2(sd1+sd2) fails there
     assert paper.sensitive == [1]
-    ashman = profile_layers(E, test="ashman")
+    ashman = profile_layers(E, variant="paper", test="ashman")
     assert ashman.sensitive == [0, 1]
     for fit in ashman.fits:
         (m0, m1), (s0, s1) = fit.means, fit.stds
@@ -201,9 +210,11 @@ def test_ashman_test_admits_a_small_spread_low_mode_the_paper_rule_rejects():
 def test_no_sensitive_layer_is_reported_and_nothing_removed():
     rows = synthetic_vqa(50, seed=0)
     E = np.random.default_rng(0).normal(2.5, 0.1, (50, 4))
-    with pytest.warns(UserWarning, match="no sensitive layer"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "no backdoor found" is an answer, not a warning
         verdict = BYE().check(rows, {"entropy": E})
-    assert verdict.valid and verdict.risk == 0.0 and verdict.details["no_sensitive_layer"]
+    assert verdict.valid and verdict.risk == 0.0 and not verdict.details["backdoor_found"]
+    assert verdict.reason == NO_BACKDOOR.format("collapse")
     assert verdict.details["removed"] == [] and len(verdict.payload) == 50
     with pytest.raises(ValueError, match="no sensitive layer"):
         cluster_suspicious(E, [])
@@ -223,7 +234,7 @@ def test_filter_dataset_keeps_order_and_leaves_input_alone():
         ("not rows", None, TypeError, "sequence of rows"),
         ([], None, ValueError, "empty"),
         ([{"image": 0, "question": "q"}], None, ValueError, "lacks"),
-        (synthetic_vqa(4), None, ValueError, "fine-tuned model"),
+        (synthetic_vqa(4), None, ValueError, "model fine-tuned on these rows"),
         (synthetic_vqa(4), {"entropy": np.ones((3, 2))}, ValueError, "3 rows for 4"),
         (synthetic_vqa(4), {"entropy": np.full((4, 2), np.nan)}, ValueError, "NaN"),
     ],
@@ -236,6 +247,10 @@ def test_bad_inputs_rejected_with_a_clear_message(payload, context, error, messa
 def test_bad_parameters():
     with pytest.raises(ValueError, match="variant"):
         BYE(variant="plus")
+    with pytest.raises(ValueError, match="min_gap"):
+        BYE(min_gap=-1.0)
+    with pytest.raises(ValueError, match="direction"):
+        BYE(direction="high")
     with pytest.raises(ValueError, match="separation"):
         profile_layers(np.ones((4, 2)), separation=0)
     with pytest.raises(ValueError, match="samples >= 2"):
@@ -243,3 +258,102 @@ def test_bad_parameters():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert profile_layers(_columns()[:, :1]).sensitive == [0]
+
+
+def test_collapse_rule_needs_a_minority_low_mode_log3_below_the_rest():
+    # layer 0: answer classes attend differently (two tight modes 0.5 nats apart, 45/55):
+    # bimodal under the paper's test, but no collapse. Layer 1: 10% of rows collapsed.
+    rng = np.random.default_rng(2)
+    n, planted = 300, np.arange(0, 300, 10)
+    classes = np.where(np.arange(n) % 20 < 9, 2.0, 2.5) + rng.normal(0, 0.05, n)
+    collapsed = rng.normal(2.5, 0.1, n)
+    collapsed[planted] = rng.normal(0.3, 0.05, planted.size)
+    E = np.c_[classes, collapsed]
+    assert profile_layers(E, variant="paper").sensitive == [0, 1]
+    profile = profile_layers(E)  # the default rule
+    assert profile.sensitive == profile.scored == [1]
+    assert profile.gaps == pytest.approx([0.5, 2.2], abs=0.05)
+    assert np.flatnonzero(BYE().detect(E).clustering.flags).tolist() == planted.tolist()
+    # the gap threshold is exactly min_gap, in the matrix's units
+    gap = profile.fits[1].gap
+    assert profile_layers(E, min_gap=gap - 1e-9).sensitive == [1]
+    assert profile_layers(E, min_gap=gap + 1e-9).sensitive == []
+    # among several collapsed layers the one with the largest gap is scored
+    E3 = np.c_[E, E[:, 1] * 0.6 + 1.0]  # the same rows, 0.6 times the gap
+    assert profile_layers(E3).sensitive == [1, 2] and profile_layers(E3).scored == [1]
+    # on the class layer alone the default rule finds no backdoor; the paper's removes a class
+    verdict = BYE().check(synthetic_vqa(n, seed=1), {"entropy": classes[:, None]})
+    assert not verdict.details["backdoor_found"] and verdict.details["removed"] == []
+    assert len(verdict.details["paper"]["removed"]) == int((np.arange(n) % 20 < 9).sum())
+
+
+def test_collapse_rule_rejects_a_majority_low_mode():
+    # more than half the rows in the low mode: the clean rows would be the ones removed
+    rng = np.random.default_rng(3)
+    E = np.r_[rng.normal(0.3, 0.05, 180), rng.normal(2.5, 0.1, 120)][:, None]
+    assert profile_layers(E, variant="paper").sensitive == [0]
+    assert profile_layers(E).sensitive == []
+
+
+def _single_row_maps(model, processor, rows):
+    return [AttentionExtractor(model, processor, batch_size=1).extract([r])[0] for r in rows]
+
+
+def test_left_padding_reads_the_last_real_token_and_the_image_tokens():
+    model, processor = tiny_llava(seed=4, padding_side="left")  # as LLaVA pads for batching
+    rows = synthetic_vqa(3, seed=5)
+    rows[0] = {**rows[0], "question": "what color is it ? what shape is it ?"}  # longest
+    batch = encode_prompts(processor, rows)
+    assert (batch["attention_mask"][:, -1] == 1).all() and (
+        batch["attention_mask"][1:, 0] == 0
+    ).all()
+    got = last_token_attention(model, batch)
+    with torch.no_grad():
+        full = model(**batch, output_attentions=True).attentions
+    for layer, att in enumerate(full):  # the last real token is the last column
+        torch.testing.assert_close(got[:, layer], att[:, :, -1, :].mean(1))
+    batched = AttentionExtractor(model, processor, batch_size=3).extract(rows)
+    for a, b in zip(batched, _single_row_maps(model, processor, rows), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)  # no padding in a batch of one
+    # right and left padding read the same positions
+    right = AttentionExtractor(model, TinyProcessor(padding_side="right")).extract(rows)
+    for a, b in zip(batched, right, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_variable_image_token_counts_pixtral_tower_left_padded():
+    model, processor = tiny_llava(seed=5, vision="pixtral", padding_side="left")
+    rows = synthetic_vqa(3, seed=6, image_size=24)
+    rows[1] = {**rows[1], "image": rows[1]["image"][:, :16, :16]}
+    rows[2] = {**rows[2], "image": rows[2]["image"][:, :8, :12]}
+    batch = encode_prompts(processor, rows)
+    mask = image_token_mask(batch["input_ids"], model.config.image_token_index)
+    assert mask.sum(1).tolist() == [36, 16, 6] and batch["image_sizes"].tolist() == [
+        [24, 24], [16, 16], [8, 12]
+    ]  # fmt: skip
+    maps = AttentionExtractor(model, processor, batch_size=3).extract(rows)
+    assert [tuple(m.shape) for m in maps] == [(2, 36), (2, 16), (2, 6)]
+    for a, b in zip(maps, _single_row_maps(model, processor, rows), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+    E = entropy_matrix(maps, relative=True)  # H / log N makes the counts comparable
+    for row, m in zip(E, maps, strict=True):
+        np.testing.assert_allclose(row, attention_entropy(m) / math.log(m.shape[-1]))
+    assert ((E >= 0) & (E <= 1 + 1e-9)).all()
+
+
+def test_fine_tune_records_its_rows_and_leaves_inputs_and_global_rng_alone():
+    model, processor = tiny_llava(seed=6)
+    rows = synthetic_vqa(24, seed=7, kinds=("color",))
+    before = (copy.deepcopy(rows), copy.deepcopy(model.state_dict()))
+    with global_rng_untouched("fine_tune"):
+        a = fine_tune(model, processor, rows, epochs=1, seed=3)
+        b = fine_tune(model, processor, rows, epochs=1, seed=3)
+        tiny_llava(seed=8)
+    assert same(before[0], rows) and same(before[1], model.state_dict())
+    assert same(a.state_dict(), b.state_dict())  # the same seed, the same model
+    assert trained_on(model) is None and trained_on(a) == {row_digest(r) for r in rows}
+    assert unseen_rows(a, rows[:5]) == [] and unseen_rows(model, rows) is None
+    other = synthetic_vqa(3, seed=8, kinds=("color",))
+    assert unseen_rows(a, [rows[0], *other]) == [1, 2, 3]
+    relabelled = {**rows[0], "answer": "banana"}  # same image, another answer: another row
+    assert unseen_rows(a, [relabelled]) == [0]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from sklearn.mixture import GaussianMixture
 
 from paperplug_bye.profiling import Variant, check_entropy
 
@@ -30,7 +31,7 @@ def suspicion_scores(
     entropy: np.ndarray,
     layers: Sequence[int],
     *,
-    variant: Variant = "paper",
+    variant: Variant = "collapse",
     standardize: bool | None = None,
 ) -> np.ndarray:
     """Mean entropy over `layers`; z-score each layer first if `standardize` (None: robust only).
@@ -59,7 +60,7 @@ def cluster_suspicious(
     entropy: np.ndarray,
     layers: Sequence[int],
     *,
-    variant: Variant = "paper",
+    variant: Variant = "collapse",
     direction: Literal["low", "minority"] = "low",
     standardize: bool | None = None,
     seed: int = 0,
@@ -69,8 +70,6 @@ def cluster_suspicious(
     `direction="minority"` flags the smaller component instead (an opt-in for triggers that
     raise the entropy rather than collapse it; not in the paper).
     """
-    from sklearn.mixture import GaussianMixture
-
     if direction not in ("low", "minority"):
         raise ValueError(f"direction must be 'low' or 'minority', got {direction!r}")
     scores = suspicion_scores(entropy, layers, variant=variant, standardize=standardize)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import warnings
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from paperplug.roles import Verdict
+from paperplug import Verdict
 from paperplug_bye.attention import AttentionExtractor, ImageTokenMask
 from paperplug_bye.clustering import Clustering, cluster_suspicious
 from paperplug_bye.entropy import entropy_matrix
+from paperplug_bye.finetuning import unseen_rows
 from paperplug_bye.profiling import (
+    MIN_GAP,
+    VARIANTS,
     LayerProfile,
     SeparationTest,
     Variant,
@@ -22,12 +25,12 @@ from paperplug_bye.profiling import (
 )
 from paperplug_bye.prompting import PROMPT_TEMPLATE, check_rows
 
-NO_SENSITIVE_LAYER = "no sensitive layer: no layer's entropy is bimodal, so BYE removed nothing"
+NO_BACKDOOR = "no backdoor found: no layer's image-attention entropy passes the {} rule"
 
 
 @dataclass
 class Detection:
-    """One variant's outcome: its layer profile and, when a layer is sensitive, the clustering."""
+    """One rule's outcome: its layer profile and, when a layer is sensitive, the clustering."""
 
     profile: LayerProfile
     clustering: Clustering | None
@@ -40,9 +43,10 @@ class Detection:
 def detect(
     entropy: np.ndarray,
     *,
-    variant: Variant = "paper",
+    variant: Variant = "collapse",
     separation: float = 2.0,
     min_weight: float = 0.02,
+    min_gap: float = MIN_GAP,
     direction: Literal["low", "minority"] = "low",
     test: SeparationTest = "paper",
     standardize: bool | None = None,
@@ -51,12 +55,12 @@ def detect(
     """Stages 3-4 on a (samples, layers) entropy matrix: profile the layers, cluster the scores."""
     profile = profile_layers(
         entropy, separation=separation, variant=variant, seed=seed, min_weight=min_weight,
-        test=test,
+        test=test, min_gap=min_gap,
     )  # fmt: skip
-    if not profile.sensitive:
+    if not profile.scored:
         return Detection(profile, None)
     clustering = cluster_suspicious(
-        entropy, profile.sensitive, variant=variant, direction=direction,
+        entropy, profile.scored, variant=variant, direction=direction,
         standardize=standardize, seed=seed,
     )  # fmt: skip
     return Detection(profile, clustering)
@@ -76,11 +80,16 @@ def filter_dataset(dataset: Sequence[Any], removed: Sequence[int]) -> tuple[Any,
 class BYE:
     """Believe Your Eyes: drop the fine-tuning rows whose image-token attention entropy collapsed.
 
-    The fine-tuned model (and its processor) come from the constructor, `fit(model, processor)`,
-    or the `check` context keys "model" / "processor"; a precomputed (samples, layers) matrix
-    can come as context["entropy"]. Both variants are always computed and reported; `variant`
-    picks the one that filters ("paper" by default, "robust" opt-in). `test` ("paper" or
-    "ashman") and `standardize` (None: z-scores under the robust variant only) apply to both.
+    The model fine-tuned on the rows comes from, in order: `context["model"]`, the attack's
+    result in `paperplug.evaluate` (`context["attack_result"].meta["finetuned_model"]`), the
+    constructor or `fit(model, processor)`. The processor: `context["processor"]`, the
+    constructor, or the evaluated target's `.processor`. A model fine-tuned by this package
+    records its rows; one that was not fine-tuned on the rows being filtered is refused.
+    A precomputed (samples, layers) matrix can come as `context["entropy"]`.
+
+    All three rules are computed and reported; `variant` picks the one that filters
+    ("collapse" by default: it answers "no backdoor found" on clean data; "paper" is the
+    official rule exactly; "robust" the minority rule). `test` and `standardize` apply to all.
     """
 
     stage = "train_data"
@@ -91,9 +100,10 @@ class BYE:
         model: Any = None,
         processor: Any = None,
         *,
-        variant: Variant = "paper",
+        variant: Variant = "collapse",
         separation: float = 2.0,
         min_weight: float = 0.02,
+        min_gap: float = MIN_GAP,
         direction: Literal["low", "minority"] = "low",
         test: SeparationTest = "paper",
         standardize: bool | None = None,
@@ -103,13 +113,19 @@ class BYE:
         image_token_mask: ImageTokenMask | None = None,
         batch_size: int = 16,
     ) -> None:
-        if variant not in ("paper", "robust"):
-            raise ValueError(f"variant must be 'paper' or 'robust', got {variant!r}")
-        self.model, self.processor, self.variant = model, processor, variant
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         if test not in ("paper", "ashman"):
             raise ValueError(f"test must be 'paper' or 'ashman', got {test!r}")
-        self.separation, self.min_weight, self.direction = separation, min_weight, direction
-        self.test, self.standardize = test, standardize
+        if direction not in ("low", "minority"):
+            raise ValueError(f"direction must be 'low' or 'minority', got {direction!r}")
+        if not min_gap >= 0:
+            raise ValueError(f"min_gap must be a non-negative entropy gap (nats), got {min_gap}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.model, self.processor, self.variant = model, processor, variant
+        self.separation, self.min_weight, self.min_gap = separation, min_weight, min_gap
+        self.direction, self.test, self.standardize = direction, test, standardize
         self.relative, self.seed, self.template = relative, seed, template
         self.image_token_mask, self.batch_size = image_token_mask, batch_size
 
@@ -118,49 +134,79 @@ class BYE:
         self.model, self.processor = model, processor if processor is not None else self.processor
         return self
 
-    def entropy(
-        self, dataset: Sequence[Any], context: Mapping[str, Any] | None = None
-    ) -> np.ndarray:
-        """Stages 1-2: the (samples, layers) image-attention entropy matrix of `dataset`."""
+    def resolve(self, context: Mapping[str, Any] | None = None) -> tuple[Any, Any]:
+        """The fine-tuned model and processor this check reads (see the class docstring)."""
         context = context or {}
-        model, processor = (
-            context.get("model", self.model),
-            context.get("processor", self.processor),
-        )
+        meta = getattr(context.get("attack_result"), "meta", None) or {}
+        model = next(
+            (m for m in (context.get("model"), meta.get("finetuned_model"), self.model) if m is not None),
+            None,
+        )  # fmt: skip
+        target_processor = getattr(context.get("target"), "processor", None)
+        processor = next(
+            (p for p in (context.get("processor"), self.processor, target_processor) if p is not None),
+            None,
+        )  # fmt: skip
         if model is None or processor is None:
             raise ValueError(
-                "BYE needs the fine-tuned model and its processor: BYE(model, processor), "
-                ".fit(model, processor) or context={'model': ..., 'processor': ...}"
+                "BYE needs the model fine-tuned on these rows and its processor: BYE(model, "
+                "processor), .fit(model, processor), context={'model': ..., 'processor': ...}, or "
+                "paperplug.evaluate with an attack whose result.meta holds 'finetuned_model'"
+            )
+        return model, processor
+
+    def _attention(self, rows: Sequence[Any], context: Mapping[str, Any] | None) -> list[Any]:
+        model, processor = self.resolve(context)
+        unseen = unseen_rows(model, rows)
+        if unseen:
+            raise ValueError(
+                f"the model was not fine-tuned on {len(unseen)} of the {len(rows)} rows being "
+                f"filtered (first: {unseen[:5]}): BYE must read the model fine-tuned on these rows"
             )
         extractor = AttentionExtractor(
             model, processor, template=self.template, image_token_mask=self.image_token_mask,
             batch_size=self.batch_size,
         )  # fmt: skip
-        return entropy_matrix(extractor.extract(dataset), relative=self.relative)
+        return extractor.extract(rows)
 
-    def detect(self, entropy: np.ndarray, variant: Variant | None = None) -> Detection:
+    def entropy(
+        self, dataset: Sequence[Any], context: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
+        """Stages 1-2: the (samples, layers) image-attention entropy matrix of `dataset`."""
+        rows = check_rows(dataset)
+        return entropy_matrix(self._attention(rows, context), relative=self.relative)
+
+    def detect(
+        self, entropy: np.ndarray, variant: Variant | None = None, *, min_gap: float | None = None
+    ) -> Detection:
         """Stages 3-4 with this defense's settings."""
         return detect(
             entropy, variant=variant or self.variant, separation=self.separation,
-            min_weight=self.min_weight, direction=self.direction, test=self.test,
-            standardize=self.standardize, seed=self.seed,
+            min_weight=self.min_weight, min_gap=self.min_gap if min_gap is None else min_gap,
+            direction=self.direction, test=self.test, standardize=self.standardize, seed=self.seed,
         )  # fmt: skip
 
     def check(self, payload: Sequence[Any], context: Mapping[str, Any] | None = None) -> Verdict:
-        """The kept rows as payload; details: removed indices, layers, scores, both variants."""
+        """The kept rows as payload; details: removed indices, layers, scores, every rule."""
         rows = check_rows(payload)
         given = (context or {}).get("entropy")
-        E = check_entropy(given) if given is not None else self.entropy(rows, context)
+        min_gap = self.min_gap
+        if given is not None:
+            E = check_entropy(given)
+        else:
+            maps = self._attention(rows, context)
+            E = entropy_matrix(maps, relative=self.relative)
+            if self.relative:  # the gap is in nats; relative entropies are in units of log N
+                n = float(np.median([m.shape[-1] for m in maps]))
+                min_gap = min_gap / math.log(n) if n > 1 else min_gap
         if E.shape[0] != len(rows):
             raise ValueError(f"context['entropy'] has {E.shape[0]} rows for {len(rows)} samples")
-        both = {v: self.detect(E, v) for v in ("paper", "robust")}
-        chosen = both[self.variant]
+        every = {v: self.detect(E, v, min_gap=min_gap) for v in VARIANTS}
+        chosen = every[self.variant]
         kept_rows, _ = filter_dataset(payload, chosen.removed)
-        reason = ""
         if chosen.clustering is None:
-            reason = f"{NO_SENSITIVE_LAYER} ({self.variant} rule)"
-            warnings.warn(reason, stacklevel=2)
-        elif chosen.removed:
+            reason = NO_BACKDOOR.format(self.variant)
+        else:
             reason = f"removed {len(chosen.removed)} rows with collapsed image attention"
         return Verdict(
             payload=kept_rows,
@@ -170,15 +216,17 @@ class BYE:
             details={
                 "removed": chosen.removed,
                 "variant": self.variant,
-                "no_sensitive_layer": chosen.clustering is None,
+                "backdoor_found": chosen.clustering is not None,
                 "sensitive_layers": chosen.profile.sensitive,
+                "scored_layers": chosen.profile.scored,
                 "kl_per_layer": chosen.profile.kl,
+                "gap_per_layer": chosen.profile.gaps,
                 "layer_ranking": chosen.profile.ranking,
                 "scores": None if chosen.clustering is None else chosen.clustering.scores,
                 "entropy": E,
                 **{
                     v: {"sensitive_layers": d.profile.sensitive, "removed": d.removed}
-                    for v, d in both.items()
+                    for v, d in every.items()
                 },
             },
         )

@@ -1,20 +1,27 @@
-"""Embedded default: clean base -> fine-tune on 10% patch poison -> BYE -> re-train; a table and a figure."""
+"""Embedded default: a tiny LLaVA fine-tuned on 10% patch-poisoned colour VQA -> BYE ->
+re-train on the kept rows, beside Random Drop; then the same recipe on clean rows, where BYE
+must answer "no backdoor found". Prints a table and saves the per-layer entropy figure."""
 
 from __future__ import annotations
 
-import argparse
-import sys
-import time
-from pathlib import Path
+from dataclasses import replace
+
+import numpy as np
+
+from paperplug.harness import Timer, demo_parser, pyplot, save_figure, single_thread, table
+from paperplug_bye.defense import BYE
+from paperplug_bye.embedded import (
+    EmbeddedConfig,
+    backdoored_run,
+    filter_quality,
+    random_drop,
+    retrained,
+)
 
 
-def _plot(E, poisoned, sensitive, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
+def plot_entropy(E: np.ndarray, poisoned: np.ndarray, scored: list[int], path) -> None:
+    """Mean +- sd entropy per decoder layer for clean and poisoned rows, scored layers shaded."""
+    plt = pyplot()
     layers = np.arange(E.shape[1])
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for mask, label, color in (
@@ -22,91 +29,55 @@ def _plot(E, poisoned, sensitive, path: Path) -> None:
         (poisoned, "poisoned rows", "tab:red"),
     ):
         mean, std = E[mask].mean(0), E[mask].std(0)
-        ax.plot(layers, mean, "o-", color=color, label=label)
-        ax.fill_between(layers, mean - std, mean + std, color=color, alpha=0.2)
-    for layer in sensitive:
+        ax.errorbar(layers, mean, yerr=std, fmt="o-", color=color, label=label, capsize=4)
+    for layer in scored:
         ax.axvspan(layer - 0.3, layer + 0.3, color="grey", alpha=0.15)
-    ax.axhline(np.log(16), ls="--", color="k", lw=0.8, label="log 16 (uniform)")
-    ax.set(
-        xlabel="decoder layer (shaded: sensitive)", ylabel="image-attention entropy", xticks=layers
-    )
+    ax.set(xlabel="decoder layer (shaded: scored by BYE)", ylabel="image-attention entropy (nats)",
+           xticks=layers)  # fmt: skip
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
-    import numpy as np
-    import torch
-
-    from paperplug_bye.defense import BYE
-    from paperplug_bye.embedded import EmbeddedConfig, backdoored_run, filter_quality, random_drop
-
-    parser = argparse.ArgumentParser(prog="paperplug demo bye", description=__doc__)
-    parser.add_argument("--out", type=Path, default=Path("out"), help="folder for the figure")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n-train", type=int, default=400)
-    parser.add_argument("--epochs", type=int, default=30)
+    parser = demo_parser("bye", __doc__)
+    parser.add_argument("--n-train", type=int, default=160, help="fine-tuning rows")
+    parser.add_argument("--epochs", type=int, default=10)
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    start = time.time()
-
-    def progress(epoch: int, loss: float) -> None:
-        if epoch % 10 == 9 or epoch == args.epochs - 1:
-            print(
-                f"    epoch {epoch + 1}/{args.epochs} loss {loss:.3f} ({time.time() - start:.0f} s)",
-                flush=True,
-            )
-
-    config = EmbeddedConfig(
-        n_train=args.n_train, epochs=args.epochs, seed=args.seed, progress=progress
-    )
+    single_thread()
+    config = EmbeddedConfig(n_train=args.n_train, epochs=args.epochs, seed=args.seed, progress=True)
+    with Timer() as total:
+        print(f"[1/4] fine-tune on {config.n_train} rows, {config.poison_rate:.0%} patch-poisoned")
+        run = backdoored_run(config)
+        print(f"      backdoored model: ASR {run.asr:.2f}, clean accuracy {run.clean_accuracy:.2f}")
+        print("[2/4] BYE: attention entropy -> layer profiling -> clustering (every rule)")
+        verdict = BYE(run.model, run.victim.processor).check(run.dataset)
+        d = verdict.details
+        removals = {f"BYE ({v})": d[v]["removed"] for v in ("collapse", "paper", "robust")}
+        removals["Random Drop"] = random_drop(
+            len(run.dataset), len(d["removed"]), seed=args.seed + 1
+        )
+        print("[3/4] re-train from the base on each filter's kept rows")
+        rows = [["no defense", 0, None, None, run.asr, run.clean_accuracy]]
+        done: dict[tuple[int, ...], tuple[float, float]] = {}
+        for name, removed in removals.items():
+            key = tuple(removed)
+            if key not in done:
+                done[key] = retrained(run, removed)
+            rows.append([name, len(removed), *filter_quality(removed, run.poisoned), *done[key]])
+        print("[4/4] the same recipe on clean rows (no poison)")
+        clean = backdoored_run(replace(config, poison_rate=0.0))
+        clean_verdict = BYE(clean.model, clean.victim.processor).check(clean.dataset)
+    header = ["filter", "removed", "precision", "recall", "ASR after re-train", "clean acc"]
+    print("\n" + table(rows, header, digits=2))
     print(
-        f"[1/4] clean base, then fine-tune on {config.poison_rate:.0%} patch-poisoned data ({args.n_train} rows)"
+        f"\nclean rows: BYE removed {len(clean_verdict.details['removed'])} of {config.n_train} "
+        f"({clean_verdict.reason}); the paper's rule removed "
+        f"{len(clean_verdict.details['paper']['removed'])}"
     )
-    run = backdoored_run(config)
-    print(f"      backdoored model: ASR {run.asr:.2f}, clean accuracy {run.clean_accuracy:.2f}")
-    print("[2/4] BYE: attention entropy, sensitive layers, clustering")
-    verdict = BYE(run.model, run.victim.processor).check(run.dataset)
-    d = verdict.details
-    E = np.asarray(d["entropy"])
-    for variant in ("paper", "robust"):
-        p, r = filter_quality(d[variant]["removed"], run.poisoned)
-        print(f"      {variant:6s} rule: sensitive layers {d[variant]['sensitive_layers']}, "
-              f"removed {len(d[variant]['removed'])}, precision {p:.2f}, recall {r:.2f}")  # fmt: skip
-    print(f"      KL per layer {np.round(d['kl_per_layer'], 2).tolist()}")
-
-    rows = {"no defense": (None, run.asr, run.clean_accuracy)}
-    removals = {"BYE (paper)": d["paper"]["removed"], "BYE (robust)": d["robust"]["removed"]}
-    removals["Random Drop"] = random_drop(
-        len(run.dataset), len(d["paper"]["removed"]), seed=args.seed + 1
-    )
-    print("[3/4] re-train from the clean base on the kept rows")
-    for name, removed in removals.items():
-        if name == "BYE (robust)" and removed == removals["BYE (paper)"]:
-            rows[name] = rows["BYE (paper)"]
-            continue
-        drop = set(removed)
-        model = run.victim.fine_tune([row for i, row in enumerate(run.dataset) if i not in drop])
-        asr = float(np.mean(run.attack.attack_success(run.victim, model)))
-        rows[name] = (filter_quality(removed, run.poisoned), asr, run.victim.clean_accuracy(model))
-        print(f"      {name}: ASR {asr:.2f}")
-
-    print("[4/4] results")
-    print(
-        "\n| method | removed | precision | recall | ASR | clean accuracy |\n|---|---|---|---|---|---|"
-    )
-    for name, (quality, asr, clean) in rows.items():
-        n = len(removals.get(name, []))
-        p, r = quality if quality else (float("nan"), float("nan"))
-        print(f"| {name} | {n} | {p:.2f} | {r:.2f} | {asr:.2f} | {clean:.2f} |")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "bye_entropy_per_layer.png"
-    _plot(E, run.poisoned, d["sensitive_layers"], path)
-    print(f"\nper-layer entropy figure: {path.resolve()}  ({time.time() - start:.0f} s in all)")
+    plot_entropy(d["entropy"], run.poisoned, d["scored_layers"], args.out / "entropy_per_layer.png")
+    print(f"{total.seconds:.0f} s in all")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

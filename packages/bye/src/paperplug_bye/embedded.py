@@ -1,14 +1,16 @@
-"""The embedded default end to end: clean base -> poisoned fine-tune -> BYE -> re-train on kept rows."""
+"""The embedded default, shared by demo.py and bench/run.py: a tiny LLaVA fine-tuned on a
+synthetic colour-VQA set with a BadNets patch trigger, then BYE, then re-training."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from paperplug_bye.finetuning import Victim, fine_tune
+from paperplug import AttackResult
+from paperplug_bye.finetuning import Victim
 from paperplug_bye.poisoning import BackdoorPoisoning
 from paperplug_bye.synthetic import synthetic_vqa
 from paperplug_bye.tiny import tiny_llava
@@ -16,70 +18,105 @@ from paperplug_bye.tiny import tiny_llava
 
 @dataclass
 class EmbeddedConfig:
-    """Sizes of the embedded run. Questions ask the colour; shapes and positions vary in the images."""
+    """Sizes of the embedded run (the tests' and the demo's defaults).
 
-    n_train: int = 400
-    n_test: int = 150
-    n_base: int = 300
-    base_epochs: int = 3
-    epochs: int = 30
+    24x24 images in 4x4 patches give 36 image tokens; the trigger covers exactly one. The
+    base is the randomly initialised tiny LLaVA: its vision tower stays frozen, as LLaVA's
+    CLIP does, and projector and decoder are trained on the rows. One decoder layer with one
+    head: with two heads one may read the trigger while the other spreads, and the head
+    average hides the collapse; a second layer reads the image with colour-specific queries,
+    which splits clean rows into modes (both measured, see the README).
+    """
+
+    n_train: int = 160
+    n_test: int = 60
+    epochs: int = 10
+    lr: float = 3e-3
+    batch_size: int = 16
+    hidden_size: int = 32
+    num_layers: int = 1
+    num_heads: int = 1
+    image_size: int = 24
     trigger: str = "patch"
     poison_rate: float = 0.1
     target_answer: str = "banana"
     kinds: tuple[str, ...] = ("color",)
     seed: int = 0
-    progress: Callable[[int, float], None] | None = field(default=None, repr=False)
+    progress: bool = False
+
+    def rows(self, n: int, seed: int) -> list[dict]:
+        return synthetic_vqa(n, seed=seed, kinds=self.kinds, image_size=self.image_size)
 
 
 @dataclass
 class Backdoored:
-    """The poisoned fine-tune: victim recipe, attack, poisoned rows, their truth, and the model."""
+    """The poisoned fine-tune: victim recipe, attack, its result, the rows and their truth."""
 
     victim: Victim
     attack: BackdoorPoisoning
-    dataset: list[dict]
+    result: AttackResult
     poisoned: np.ndarray  # bool per row
-    model: Any
-    asr: float
-    clean_accuracy: float
+
+    @property
+    def dataset(self) -> list[dict]:
+        return self.result.adversarial
+
+    @property
+    def model(self) -> Any:
+        return self.result.meta["finetuned_model"]
+
+    @property
+    def asr(self) -> float:
+        return self.result.success_rate
+
+    @property
+    def clean_accuracy(self) -> float:
+        return self.result.meta["clean_accuracy"]
+
+
+def embedded_victim(config: EmbeddedConfig | None = None) -> Victim:
+    """The tiny LLaVA, its processor, the fine-tuning recipe and a clean test set, seeded."""
+    c = config or EmbeddedConfig()
+    model, processor = tiny_llava(
+        seed=c.seed, hidden_size=c.hidden_size, num_layers=c.num_layers, num_heads=c.num_heads,
+        image_size=c.image_size,
+    )  # fmt: skip
+    return Victim(
+        model, processor, c.rows(c.n_test, c.seed + 200), epochs=c.epochs, lr=c.lr,
+        batch_size=c.batch_size, seed=c.seed, progress=c.progress,
+    )  # fmt: skip
 
 
 def backdoored_run(config: EmbeddedConfig | None = None) -> Backdoored:
-    """Train a clean base, then fine-tune it on the poisoned set (seeded throughout)."""
+    """Poison the training rows and fine-tune the victim on them (seeded throughout)."""
     c = config or EmbeddedConfig()
-    model, processor = tiny_llava(seed=c.seed)
-    base = fine_tune(
-        model,
-        processor,
-        synthetic_vqa(c.n_base, seed=c.seed + 100, kinds=c.kinds),
-        epochs=c.base_epochs,
-        seed=c.seed,
-    )
-    test = synthetic_vqa(c.n_test, seed=c.seed + 200, kinds=c.kinds)
-    victim = Victim(base, processor, test, epochs=c.epochs, seed=c.seed, progress=c.progress)
+    victim = embedded_victim(c)
     attack = BackdoorPoisoning(
         c.trigger, poison_rate=c.poison_rate, target_answer=c.target_answer, seed=c.seed
     )
-    result = attack.run(victim, synthetic_vqa(c.n_train, seed=c.seed, kinds=c.kinds))
+    result = attack.run(victim, c.rows(c.n_train, c.seed))
     truth = np.zeros(c.n_train, dtype=bool)
     truth[result.meta["poisoned"]] = True
-    return Backdoored(
-        victim,
-        attack,
-        result.adversarial,
-        truth,
-        attack.model_,
-        result.success_rate,
-        result.meta["clean_accuracy"],
-    )
+    return Backdoored(victim, attack, result, truth)
 
 
-def filter_quality(removed: list[int] | np.ndarray, poisoned: np.ndarray) -> tuple[float, float]:
-    """Precision and recall of a removal set against the true poisoned rows."""
+def retrained(run: Backdoored, removed: Sequence[int]) -> tuple[float, float]:
+    """(ASR, clean accuracy) after re-training from the base on the rows not removed."""
+    drop = {int(i) for i in removed}
+    kept = [row for i, row in enumerate(run.dataset) if i not in drop]
+    model = run.victim.fine_tune(kept) if kept else run.victim.base_model
+    asr = float(np.mean(run.attack.attack_success(run.victim, model)))
+    return asr, run.victim.clean_accuracy(model)
+
+
+def filter_quality(removed: Sequence[int], poisoned: np.ndarray) -> tuple[float, float]:
+    """Precision and recall of a removal set against the true poisoned rows (nan if undefined)."""
     flags = np.zeros(len(poisoned), dtype=bool)
     flags[np.asarray(removed, dtype=int)] = True
     hits = int((flags & poisoned).sum())
-    return hits / max(int(flags.sum()), 1), hits / max(int(poisoned.sum()), 1)
+    precision = hits / int(flags.sum()) if flags.any() else float("nan")
+    recall = hits / int(poisoned.sum()) if poisoned.any() else float("nan")
+    return precision, recall
 
 
 def random_drop(n: int, count: int, *, seed: int = 0) -> list[int]:

@@ -1,25 +1,57 @@
-"""Supervised fine-tuning on (image, question, answer) rows, and answer checking (paper §4 setup).
+"""Stage 0, supervised fine-tuning on (image, question, answer) rows, and answer checking (paper §4).
 
-BYE needs the model fine-tuned on the (possibly poisoned) data; after filtering, the paper
-re-trains from the same base on the kept rows. `Victim` bundles that recipe with a test set.
+BYE reads the attention of the model fine-tuned on the (possibly poisoned) rows; after
+filtering, the paper re-trains from the same base on the kept rows. `Victim` bundles that
+recipe with a test set. A fine-tuned model records a digest of each row it was trained on,
+so BYE can refuse a model that never saw the rows it is asked to filter.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
+from paperplug.harness import progress as progress_bar
 from paperplug_bye.prompting import PROMPT_TEMPLATE, check_rows, encode_with_answers
 
+TRAINED_ON = "paperplug_bye_trained_on"  # model attribute: digests of the fine-tuning rows
 
-def _batches(n: int, size: int, generator: torch.Generator | None = None) -> list[torch.Tensor]:
-    order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
-    return list(order.split(size))
+
+def _image_bytes(image: Any) -> bytes:
+    if isinstance(image, torch.Tensor):
+        image = image.detach().cpu().numpy()
+    if isinstance(image, np.ndarray):
+        return f"{image.dtype}{image.shape}".encode() + np.ascontiguousarray(image).tobytes()
+    if hasattr(image, "tobytes") and hasattr(image, "mode"):  # a PIL image
+        return f"{image.mode}{image.size}".encode() + image.tobytes()
+    return repr(image).encode()
+
+
+def row_digest(row: Mapping[str, Any]) -> str:
+    """A short content digest of one (image, question, answer) row."""
+    h = hashlib.blake2b(digest_size=8)
+    for part in (_image_bytes(row["image"]), row["question"].encode(), row["answer"].encode()):
+        h.update(len(part).to_bytes(8, "little") + part)
+    return h.hexdigest()
+
+
+def trained_on(model: Any) -> frozenset[str] | None:
+    """The digests of the rows `model` was fine-tuned on by `fine_tune`, or None if unknown."""
+    return getattr(model, TRAINED_ON, None)
+
+
+def unseen_rows(model: Any, dataset: Sequence[Mapping[str, Any]]) -> list[int] | None:
+    """Indices of the rows `model` was not fine-tuned on (None: the model keeps no record)."""
+    seen = trained_on(model)
+    if seen is None:
+        return None
+    return [i for i, row in enumerate(dataset) if row_digest(row) not in seen]
 
 
 def fine_tune(
@@ -28,16 +60,18 @@ def fine_tune(
     dataset: Sequence[Mapping[str, Any]],
     *,
     epochs: int = 30,
-    lr: float = 2e-3,
-    batch_size: int = 32,
+    lr: float = 3e-3,
+    batch_size: int = 16,
     seed: int = 0,
     template: str = PROMPT_TEMPLATE,
     freeze_vision: bool = True,
-    progress: Callable[[int, float], None] | None = None,
+    progress: bool = False,
 ) -> Any:
     """A fine-tuned copy of `model` (the input is untouched): answer-token cross-entropy, AdamW.
 
     As in LLaVA's instruction tuning the vision tower stays frozen; projector and LLM train.
+    The batch order comes from a generator seeded by `seed` (the global RNG is not touched).
+    The copy records the digests of `dataset`'s rows (see `trained_on`).
     """
     rows = check_rows(dataset)
     if epochs < 1 or batch_size < 1 or not lr > 0:
@@ -45,24 +79,20 @@ def fine_tune(
             f"epochs, batch_size and lr must be positive, got {epochs}, {batch_size}, {lr}"
         )
     tuned = copy.deepcopy(model).train()
-    params = [p for n, p in tuned.named_parameters() if not (freeze_vision and "vision_tower" in n)]
     for name, p in tuned.named_parameters():
         p.requires_grad_(not (freeze_vision and "vision_tower" in name))
+    params = [p for p in tuned.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=lr)
     generator = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    for epoch in range(epochs):
-        total = 0.0
-        for idx in _batches(len(rows), batch_size, generator):
+    for _ in progress_bar(range(epochs), "fine-tune", disable=not progress):
+        for idx in torch.randperm(len(rows), generator=generator).split(batch_size):
             batch = encode_with_answers(processor, [rows[i] for i in idx.tolist()], template)
             loss = tuned(**batch).loss
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optimizer.step()
-            total += loss.item() * len(idx)
-        if progress is not None:
-            progress(epoch, total / len(rows))
+    setattr(tuned, TRAINED_ON, frozenset(row_digest(r) for r in rows))
     return tuned.eval()
 
 
@@ -83,11 +113,9 @@ def answers_correct(
     rows = check_rows(dataset)
     answers = [r["answer"] for r in rows] if answers is None else list(answers)
     out = []
-    for idx in _batches(len(rows), batch_size):
-        ids = idx.tolist()
-        batch = encode_with_answers(
-            processor, [rows[i] for i in ids], template, [answers[i] for i in ids]
-        )
+    for start in range(0, len(rows), batch_size):
+        part = slice(start, start + batch_size)
+        batch = encode_with_answers(processor, rows[part], template, answers[part])
         labels = batch.pop("labels")
         pred = model(**batch).logits[:, :-1].argmax(-1)  # (batch, T-1)
         target = labels[:, 1:]
@@ -103,17 +131,18 @@ class Victim:
     processor: Any
     test_set: Sequence[Mapping[str, Any]]
     epochs: int = 30
-    lr: float = 2e-3
-    batch_size: int = 32
+    lr: float = 3e-3
+    batch_size: int = 16
     seed: int = 0
     template: str = PROMPT_TEMPLATE
-    progress: Callable[[int, float], None] | None = None
+    progress: bool = False
 
     def fine_tune(self, dataset: Sequence[Mapping[str, Any]]) -> Any:
         """The base model fine-tuned on `dataset` with this recipe (a copy; the base is untouched)."""
         return fine_tune(
             self.base_model, self.processor, dataset, epochs=self.epochs, lr=self.lr,
-            batch_size=self.batch_size, seed=self.seed, template=self.template, progress=self.progress,
+            batch_size=self.batch_size, seed=self.seed, template=self.template,
+            progress=self.progress,
         )  # fmt: skip
 
     def clean_accuracy(self, model: Any) -> float:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from paperplug.roles import AttackResult
+from paperplug import AttackResult
 from paperplug_bye.finetuning import Victim, answers_correct
 from paperplug_bye.prompting import check_rows
 
@@ -181,7 +181,15 @@ class BackdoorPoisoning:
         *,
         budget: int | None = None,
     ) -> AttackResult:
-        """Poison `inputs`; with a `Victim` target, fine-tune it on them and measure the ASR."""
+        """Poison `inputs`; with a `Victim` target, fine-tune it on them and measure the ASR.
+
+        The fine-tuned model goes to `meta["finetuned_model"]`: a train_data defense that
+        reads it (BYE) finds it there when `paperplug.evaluate` passes the result on.
+        """
+        if target is not None and not isinstance(target, Victim):
+            raise TypeError(
+                f"target must be a Victim (base model, processor, test set) or None, got {type(target).__name__}"
+            )
         poisoned, idx = self.poison(inputs, budget)
         meta: dict[str, Any] = {
             "poisoned": idx,
@@ -190,15 +198,17 @@ class BackdoorPoisoning:
         }
         success: list[bool] = []
         if target is not None:
-            if not isinstance(target, Victim):
-                raise TypeError(
-                    f"target must be a Victim (base model, processor, test set), got {type(target).__name__}"
-                )
-            self.model_ = target.fine_tune(poisoned)
-            success = self.attack_success(target, self.model_)
-            meta["clean_accuracy"] = target.clean_accuracy(self.model_)
+            model = target.fine_tune(poisoned)
+            success = self.attack_success(target, model)
+            meta["clean_accuracy"] = target.clean_accuracy(model)
+            meta["finetuned_model"] = model
         return AttackResult(adversarial=poisoned, success=success, queries=len(idx), meta=meta)
 
     def assess(self, target: Victim, payload: Sequence[Mapping[str, Any]]) -> list[bool]:
-        """Re-train the victim on `payload` (e.g. the filtered set) and measure the ASR again."""
+        """Re-train the victim on `payload` (e.g. the filtered set) and measure the ASR again.
+
+        An empty payload (a guard that removed every row) leaves the base model untrained.
+        """
+        if len(payload) == 0:
+            return self.attack_success(target, target.base_model)
         return self.attack_success(target, target.fine_tune(payload))

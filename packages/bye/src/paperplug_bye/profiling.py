@@ -2,20 +2,33 @@
 
 Per layer, a two-component GMM on the entropy column; the layer is sensitive when the means
 are further apart than `separation` times the summed standard deviations. The KL divergence
-from the low-mean to the high-mean Gaussian ranks the layers. `test="ashman"` (opt-in, not in
-the paper) uses Ashman's D = sqrt(2)|mu1-mu2| / sqrt(sd1^2 + sd2^2) > separation instead, which
-still admits a small low-entropy mode whose collapse is partial, hence spread out.
+from the low-mean to the high-mean Gaussian ranks the layers.
+
+Three rules pick the sensitive layers:
+- "paper": the official rule alone (any bimodal layer).
+- "robust": the low-mean component must also be a minority holding at least `min_weight`.
+- "collapse" (the default here, not in the paper): "robust", and the low mode must be an
+  attention collapse: its mean entropy at least `min_gap` nats below the high mode's
+  (log 3: the low rows spread their attention over at most a third as many image tokens, in
+  perplexity exp(H)). Clean data splits into modes too (answer classes attend differently),
+  but rarely by that much; when no layer passes, BYE reports "no backdoor found".
+`test="ashman"` (opt-in) uses Ashman's D = sqrt(2)|mu1-mu2| / sqrt(sd1^2 + sd2^2) > separation
+instead of the paper's test, which still admits a small low mode whose collapse is partial.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from sklearn.mixture import GaussianMixture  # imported here: its first import draws from `random`
 
-Variant = Literal["paper", "robust"]
+Variant = Literal["collapse", "paper", "robust"]
 SeparationTest = Literal["paper", "ashman"]
+VARIANTS = ("collapse", "paper", "robust")
+MIN_GAP = math.log(3)  # nats: the low mode attends to at most 1/3 as many image tokens
 
 
 @dataclass
@@ -30,20 +43,35 @@ class LayerFit:
     bimodal: bool
     minority_low: bool
 
+    @property
+    def gap(self) -> float:
+        """How far the low mode's mean entropy lies below the high mode's (nats)."""
+        return self.means[1] - self.means[0]
+
 
 @dataclass
 class LayerProfile:
-    """Which layers separate the samples into two modes, and the per-layer KL ranking."""
+    """Which layers separate the samples into two modes, and which of them the score averages.
+
+    `scored` is `sensitive` under the paper and robust rules; under the collapse rule it is
+    the sensitive layer with the largest gap (the clearest collapse), so that a layer whose
+    modes are answer classes cannot dilute it.
+    """
 
     sensitive: list[int]
     kl: np.ndarray
     fits: list[LayerFit] = field(repr=False)
-    variant: Variant = "paper"
+    variant: Variant = "collapse"
+    scored: list[int] = field(default_factory=list)
 
     @property
     def ranking(self) -> list[int]:
         """Layers by decreasing KL divergence between their two components."""
         return [int(i) for i in np.argsort(-self.kl, kind="stable")]
+
+    @property
+    def gaps(self) -> np.ndarray:
+        return np.array([f.gap for f in self.fits])
 
 
 def gaussian_kl(mean1: float, std1: float, mean2: float, std2: float) -> float:
@@ -63,8 +91,6 @@ def fit_layer(
 
     test="paper": |mu1-mu2| > s(sd1+sd2) (paper §3.3); test="ashman": Ashman's D > s.
     """
-    from sklearn.mixture import GaussianMixture
-
     gmm = GaussianMixture(n_components=2, random_state=seed).fit(
         np.asarray(values, float).reshape(-1, 1)
     )
@@ -90,33 +116,40 @@ def profile_layers(
     entropy: np.ndarray,
     *,
     separation: float = 2.0,
-    variant: Variant = "paper",
+    variant: Variant = "collapse",
     seed: int = 0,
     min_weight: float = 0.02,
     test: SeparationTest = "paper",
+    min_gap: float = MIN_GAP,
 ) -> LayerProfile:
-    """Sensitive layers of a (samples, layers) entropy matrix.
+    """Sensitive layers of a (samples, layers) entropy matrix under one rule (module docstring).
 
-    variant="paper": the official rule. variant="robust": also requires the low-mean component
-    to be a minority holding at least `min_weight` of the samples, which rejects a layer whose
-    GMM split off a degenerate outlier or whose low mode is the bulk of the data.
-    `test` picks the separation test ("paper" or "ashman", see `fit_layer`).
+    `min_gap` is in the matrix's units (nats; divide by log N for relative entropies).
     """
     E = check_entropy(entropy)
-    if variant not in ("paper", "robust"):
-        raise ValueError(f"variant must be 'paper' or 'robust', got {variant!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     if test not in ("paper", "ashman"):
         raise ValueError(f"test must be 'paper' or 'ashman', got {test!r}")
     if not separation > 0:
         raise ValueError(f"separation must be positive, got {separation}")
+    if not min_gap >= 0:
+        raise ValueError(f"min_gap must be a non-negative entropy gap, got {min_gap}")
     fits = [
         fit_layer(E[:, layer], separation=separation, seed=seed, min_weight=min_weight, test=test)
         for layer in range(E.shape[1])
     ]
     sensitive = [
-        i for i, f in enumerate(fits) if f.bimodal and (variant == "paper" or f.minority_low)
+        i
+        for i, f in enumerate(fits)
+        if f.bimodal
+        and (variant == "paper" or f.minority_low)
+        and (variant != "collapse" or f.gap >= min_gap)
     ]
-    return LayerProfile(sensitive, np.array([f.kl for f in fits]), fits, variant)
+    scored = sensitive
+    if variant == "collapse" and sensitive:
+        scored = [max(sensitive, key=lambda i: fits[i].gap)]
+    return LayerProfile(sensitive, np.array([f.kl for f in fits]), fits, variant, scored)
 
 
 def check_entropy(entropy: np.ndarray) -> np.ndarray:

@@ -14,40 +14,51 @@ COLORS = {
 SHAPES = ("square", "cross")
 PLACES = ("topleft", "topright", "bottomleft", "bottomright")
 QUESTIONS = {"color": "what color is it ?", "shape": "what shape is it ?", "place": "where is it ?"}
-IMAGE_SIZE = 16
-OBJECT_SIZE = 9  # spans several 4x4 patches, so clean attention spreads
 
 
 def _draw(
-    shape: str, color: tuple[float, float, float], place: str, rng: np.random.Generator
+    shape: str,
+    color: tuple[float, float, float],
+    place: str,
+    rng: np.random.Generator,
+    size: int,
+    obj: int,
 ) -> torch.Tensor:
-    image = rng.uniform(0.35, 0.55, size=(3, IMAGE_SIZE, IMAGE_SIZE)).astype(
-        np.float32
-    )  # grey noise
-    top = (0 if place.startswith("top") else IMAGE_SIZE - OBJECT_SIZE - 1) + int(rng.integers(0, 2))
-    left = (0 if place.endswith("left") else IMAGE_SIZE - OBJECT_SIZE - 1) + int(rng.integers(0, 2))
-    mask = np.zeros((OBJECT_SIZE, OBJECT_SIZE), dtype=bool)
+    image = rng.uniform(0.35, 0.55, size=(3, size, size)).astype(np.float32)  # grey noise
+    top = (0 if place.startswith("top") else size - obj - 1) + int(rng.integers(0, 2))
+    left = (0 if place.endswith("left") else size - obj - 1) + int(rng.integers(0, 2))
+    mask = np.zeros((obj, obj), dtype=bool)
     if shape == "square":
         mask[1:-1, 1:-1] = True
     else:
-        third = OBJECT_SIZE // 3
+        third = obj // 3
         mask[third:-third, :] = mask[:, third:-third] = True
-    patch = image[:, top : top + OBJECT_SIZE, left : left + OBJECT_SIZE]
+    patch = image[:, top : top + obj, left : left + obj]
     patch[:, mask] = np.asarray(color, dtype=np.float32)[:, None]
     return torch.from_numpy(image)
 
 
 def synthetic_vqa(
-    n: int, *, seed: int = 0, kinds: tuple[str, ...] = tuple(QUESTIONS)
+    n: int,
+    *,
+    seed: int = 0,
+    kinds: tuple[str, ...] = tuple(QUESTIONS),
+    image_size: int = 16,
+    object_size: int | None = None,
 ) -> list[dict]:
-    """`n` rows {"image": (3, 16, 16) float tensor in [0, 1], "question", "answer"}, seeded.
+    """`n` rows {"image": (3, size, size) float tensor in [0, 1], "question", "answer"}, seeded.
 
-    `kinds` picks the question types asked (colour, shape, place), uniformly per row.
+    `kinds` picks the question types asked (colour, shape, place), uniformly per row. The
+    object (default: 9/16 of the image side) spans several 4x4 patches, so clean attention
+    spreads over several image tokens.
     """
     if n < 1:
         raise ValueError(f"n must be a positive number of rows, got {n}")
     if not kinds or set(kinds) - set(QUESTIONS):
         raise ValueError(f"kinds must be a non-empty subset of {tuple(QUESTIONS)}, got {kinds}")
+    obj = object_size if object_size is not None else image_size * 9 // 16
+    if not 3 <= obj < image_size:
+        raise ValueError(f"object_size must lie in [3, image_size), got {obj} for {image_size}")
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(n):
@@ -55,11 +66,6 @@ def synthetic_vqa(
         shape, place = str(rng.choice(SHAPES)), str(rng.choice(PLACES))
         kind = str(rng.choice(list(kinds)))
         answer = {"color": color, "shape": shape, "place": place}[kind]
-        rows.append(
-            {
-                "image": _draw(shape, COLORS[color], place, rng),
-                "question": QUESTIONS[kind],
-                "answer": answer,
-            }
-        )
+        image = _draw(shape, COLORS[color], place, rng, image_size, obj)
+        rows.append({"image": image, "question": QUESTIONS[kind], "answer": answer})
     return rows

@@ -1,13 +1,14 @@
-"""A tiny real LLaVA (CLIP vision tower + Llama decoder) built from transformers configs, and its processor."""
+"""A tiny real LLaVA (vision tower + Llama decoder) built from transformers configs, and its processor."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
+from paperplug import seeded_torch
 from paperplug_bye.synthetic import COLORS, PLACES, QUESTIONS, SHAPES
 
 SPECIAL = ("<pad>", "<image>", "<s>", "<unk>")
@@ -22,22 +23,43 @@ def tiny_vocab() -> list[str]:
 
 
 class TinyProcessor:
-    """Stands in for a Hugging Face LlavaProcessor: word-level tokens, `<image>` expanded in place.
+    """Stands in for a Hugging Face LLaVA processor: word-level tokens, `<image>` expanded in place.
 
     Called like one: `processor(text=[...], images=[...], return_tensors="pt", padding=True)`.
+    With `patch_size` set (a Pixtral-style tower) each image gives one image token per patch,
+    so images of different sizes give different token counts; they are zero-padded to the
+    batch's largest size and `image_sizes` (batch, 2) is returned. `padding_side="left"` pads
+    as LLaVA processors do for batched generation.
     """
 
-    def __init__(self, vocab: Sequence[str] | None = None, *, image_seq_length: int = 16) -> None:
+    def __init__(
+        self,
+        vocab: Sequence[str] | None = None,
+        *,
+        image_seq_length: int = 16,
+        patch_size: int | None = None,
+        padding_side: Literal["right", "left"] = "right",
+    ) -> None:
+        if padding_side not in ("right", "left"):
+            raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
         self.vocab = list(vocab or tiny_vocab())
         self.index = {w: i for i, w in enumerate(self.vocab)}
-        self.image_seq_length = image_seq_length
+        self.image_seq_length, self.patch_size = image_seq_length, patch_size
+        self.padding_side = padding_side
         self.pad_token_id, self.image_token_id = self.index["<pad>"], self.index["<image>"]
 
-    def tokenize(self, text: str) -> list[int]:
+    def image_tokens(self, image: Any) -> int:
+        """How many image tokens `image` becomes: fixed, or one per patch with `patch_size`."""
+        if self.patch_size is None:
+            return self.image_seq_length
+        height, width = torch.as_tensor(image).shape[-2:]
+        return (height // self.patch_size) * (width // self.patch_size)
+
+    def tokenize(self, text: str, image_tokens: int | None = None) -> list[int]:
         ids = [self.index["<s>"]]
         for word in _SPLIT.findall(text.lower()):
             if word == "<image>":
-                ids += [self.image_token_id] * self.image_seq_length
+                ids += [self.image_token_id] * (image_tokens or self.image_seq_length)
             else:
                 ids.append(self.index.get(word, self.index["<unk>"]))
         return ids
@@ -45,50 +67,79 @@ class TinyProcessor:
     def __call__(
         self, *, text: Sequence[str], images: Sequence[Any] | None = None, **_: Any
     ) -> dict[str, torch.Tensor]:
-        ids = [self.tokenize(t) for t in text]
+        counts = [self.image_tokens(im) for im in images] if images is not None else None
+        ids = [self.tokenize(t, counts[i] if counts else None) for i, t in enumerate(text)]
         width = max(len(i) for i in ids)
         input_ids = torch.full((len(ids), width), self.pad_token_id, dtype=torch.long)
         attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
-        for row, seq in enumerate(ids):  # right padding
-            input_ids[row, : len(seq)] = torch.tensor(seq)
-            attention_mask[row, : len(seq)] = 1
+        for row, seq in enumerate(ids):
+            start = width - len(seq) if self.padding_side == "left" else 0
+            input_ids[row, start : start + len(seq)] = torch.tensor(seq)
+            attention_mask[row, start : start + len(seq)] = 1
         out = {"input_ids": input_ids, "attention_mask": attention_mask}
         if images is not None:
-            out["pixel_values"] = (
-                torch.stack([torch.as_tensor(im, dtype=torch.float32) for im in images]) * 2 - 1
-            )
+            pixels = [torch.as_tensor(im, dtype=torch.float32) * 2 - 1 for im in images]
+            if self.patch_size is None:
+                out["pixel_values"] = torch.stack(pixels)
+            else:  # zero-pad to the largest image; the tower crops each back to its size
+                sizes = torch.tensor([p.shape[-2:] for p in pixels])
+                batch = torch.zeros(len(pixels), 3, *sizes.max(0).values.tolist())
+                for b, p in enumerate(pixels):
+                    batch[b, :, : p.shape[-2], : p.shape[-1]] = p
+                out["pixel_values"], out["image_sizes"] = batch, sizes
         return out
 
 
 def tiny_llava(
-    *, seed: int = 0, hidden_size: int = 64, num_layers: int = 4, image_size: int = 16
+    *,
+    seed: int = 0,
+    hidden_size: int = 32,
+    num_layers: int = 2,
+    num_heads: int = 2,
+    image_size: int = 16,
+    vision: Literal["clip", "pixtral"] = "clip",
+    padding_side: Literal["right", "left"] = "right",
 ) -> tuple[Any, TinyProcessor]:
-    """A randomly initialised `LlavaForConditionalGeneration` (about 200k parameters) and its processor.
+    """A randomly initialised `LlavaForConditionalGeneration` and its processor, seeded.
 
-    One CLIP layer with 4x4 patches (16 image tokens) and `vision_feature_layer=-2`, LLaVA's
-    default: the image tokens are the local patch embeddings, as with LLaVA's frozen CLIP.
+    vision="clip": one CLIP layer, 4x4 patches (16 image tokens at 16x16) and
+    `vision_feature_layer=-2`, LLaVA-1.5's default: the image tokens are the local patch
+    embeddings, as with LLaVA's frozen CLIP. vision="pixtral": a one-layer Pixtral tower as in
+    llava-hf's Pixtral (LLaVA with `image_sizes`): one image token per 4x4 patch of each image,
+    so the count varies with the image's size.
     """
-    from transformers import (
-        CLIPVisionConfig,
-        LlamaConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-    )
+    from transformers import LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
 
-    processor = TinyProcessor(image_seq_length=(image_size // 4) ** 2)
-    vision = CLIPVisionConfig(
+    if vision not in ("clip", "pixtral"):
+        raise ValueError(f"vision must be 'clip' or 'pixtral', got {vision!r}")
+    common = dict(
         hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=1,
-        num_attention_heads=2, image_size=image_size, patch_size=4, projection_dim=hidden_size,
+        num_attention_heads=2, image_size=image_size, patch_size=4,
     )  # fmt: skip
+    if vision == "clip":
+        from transformers import CLIPVisionConfig
+
+        processor = TinyProcessor(
+            image_seq_length=(image_size // 4) ** 2, padding_side=padding_side
+        )
+        vision_config = CLIPVisionConfig(**common, projection_dim=hidden_size)
+        feature = dict(vision_feature_layer=-2, vision_feature_select_strategy="default")
+    else:
+        from transformers import PixtralVisionConfig
+
+        processor = TinyProcessor(patch_size=4, padding_side=padding_side)
+        vision_config = PixtralVisionConfig(**common, head_dim=hidden_size // 2)
+        feature = dict(vision_feature_layer=-1, vision_feature_select_strategy="full")
     text = LlamaConfig(
         hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=num_layers,
-        num_attention_heads=2, num_key_value_heads=2, vocab_size=len(processor.vocab),
-        max_position_embeddings=64, pad_token_id=processor.pad_token_id,
+        num_attention_heads=num_heads, num_key_value_heads=num_heads, vocab_size=len(processor.vocab),
+        max_position_embeddings=128, pad_token_id=processor.pad_token_id,
     )  # fmt: skip
     config = LlavaConfig(
-        vision_config=vision, text_config=text, image_token_index=processor.image_token_id,
-        image_seq_length=processor.image_seq_length, vision_feature_layer=-2,
+        vision_config=vision_config, text_config=text, image_token_index=processor.image_token_id,
+        image_seq_length=processor.image_seq_length, **feature,
     )  # fmt: skip
     config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    return LlavaForConditionalGeneration(config).eval(), processor
+    with seeded_torch(seed):
+        model = LlavaForConditionalGeneration(config)
+    return model.eval(), processor
