@@ -61,7 +61,8 @@ def installed_pm(monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginManager]:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Deep equality for user data: tensors, arrays (NaN equal to NaN), modules, containers."""
+    """Deep equality for user data: tensors, arrays (NaN equal to NaN), modules, networkx
+    graphs (nodes, edges and their attributes), containers."""
     if type(a) is not type(b):
         return False
     if hasattr(a, "state_dict") and callable(a.state_dict):  # torch module
@@ -72,6 +73,15 @@ def same(a: Any, b: Any) -> bool:
         equal = a == b
         return bool(
             (equal | (a.isnan() & b.isnan())).all() if a.is_floating_point() else equal.all()
+        )
+    if hasattr(a, "adj") and hasattr(a, "nodes") and hasattr(a, "graph"):  # networkx graph
+        return (
+            same(dict(a.nodes(data=True)), dict(b.nodes(data=True)))
+            and same(
+                {(u, v): d for u, v, d in a.edges(data=True)},
+                {(u, v): d for u, v, d in b.edges(data=True)},
+            )
+            and same(a.graph, b.graph)
         )
     if hasattr(a, "__array__") and hasattr(a, "shape"):  # numpy array
         import numpy as np
