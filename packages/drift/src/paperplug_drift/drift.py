@@ -1,0 +1,155 @@
+"""DRIFT's stages wired together: `Drift` holds the configured components, `session(query,
+tools)` starts one task's state (plan, validator, isolator), shared by the agent loop, the
+Guard defense and the AgentDojo pipeline element.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from paperplug_drift.calls import as_call
+from paperplug_drift.isolator import InjectionIsolator, Isolation, LLMDetector
+from paperplug_drift.planner import Plan, SecurePlanner
+from paperplug_drift.privileges import Privilege, PrivilegeAssigner
+from paperplug_drift.toolsets import tool_specs
+from paperplug_drift.usage import Usage
+from paperplug_drift.validator import Decision, DynamicValidator, IntentJudge, StrictJudge
+
+
+@dataclass
+class DriftConfig:
+    """The paper's limits and switches (official defaults). `fail_closed`: every parse failure
+    refuses (the official code lets it pass). `align`: see DynamicValidator."""
+
+    max_iters: int = 15  # agent turns after the first (DRIFTToolsExecutionLoop)
+    max_messages: int = 20  # the agent stops once the conversation is longer
+    mask_limitation: int = 1  # extra detection rounds when nothing could be removed
+    planner_retries: int = 3  # planner and checklist-normalisation tries
+    fail_closed: bool = True
+    align: str = "position"
+    isolate: bool = True  # the Injection Isolator on every tool result
+    validate: bool = True  # the Dynamic Validator on every batch of calls
+
+    def __post_init__(self) -> None:
+        for name in ("max_iters", "max_messages", "planner_retries"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.mask_limitation < 0:
+            raise ValueError(f"mask_limitation must be >= 0, got {self.mask_limitation}")
+
+
+class DriftSession:
+    """One task under DRIFT: its plan, privileges, validator and isolator, and its counters."""
+
+    def __init__(
+        self,
+        query: str,
+        plan: Plan,
+        privileges: dict[str, Privilege],
+        validator: DynamicValidator,
+        isolator: InjectionIsolator,
+        config: DriftConfig,
+        usage: Usage,
+    ) -> None:
+        self.query, self.plan, self.privileges = query, plan, privileges
+        self.validator, self.isolator, self.config, self.usage = validator, isolator, config, usage
+        self.decisions: list[Decision] = []
+        self.isolations: list[Isolation] = []
+
+    def validate(self, calls: list[Any]) -> Decision:
+        """The Dynamic Validator on one batch (everything allowed when validation is off)."""
+        if not self.config.validate:
+            return Decision(allowed=[as_call(c) for c in calls])
+        decision = self.validator.validate(calls, self.query)
+        self.decisions.append(decision)
+        return decision
+
+    def isolate(self, text: str) -> Isolation:
+        """The Injection Isolator on one tool result (unchanged when isolation is off)."""
+        if not self.config.isolate:
+            return Isolation(text)
+        isolation = self.isolator.isolate(self.query, text)
+        self.isolations.append(isolation)
+        return isolation
+
+
+class Drift:
+    """DRIFT configured once: with `model` (any ChatModel) every stage uses it as the paper
+    does; without one, the LLM-free core: name-heuristic privileges, `StrictJudge`, the
+    `HeuristicDetector` isolator, and a plan you pass (`oracle_plan`, your own) or a
+    `planner` object with `plan(query, tools, **context)`. Any stage can be overridden."""
+
+    def __init__(
+        self,
+        model: Any = None,
+        *,
+        planner: Any = None,
+        privileges: PrivilegeAssigner | None = None,
+        judge: Any = None,
+        detector: Any = None,
+        config: DriftConfig | None = None,
+        usage: Usage | None = None,
+    ) -> None:
+        self.config = config or DriftConfig()
+        self.usage = usage if usage is not None else Usage()
+        if planner is None and model is not None:
+            planner = SecurePlanner(
+                model, max_retries=self.config.planner_retries, usage=self.usage
+            )
+        if planner is not None and not callable(getattr(planner, "plan", None)):
+            raise TypeError("planner must have plan(query, tools, **context)")
+        self.planner = planner
+        self.privileges = privileges or PrivilegeAssigner(model, usage=self.usage)
+        if judge is None:
+            judge = (
+                IntentJudge(model, fail_closed=self.config.fail_closed, usage=self.usage)
+                if model is not None
+                else StrictJudge()
+            )
+        self.judge = judge
+        if detector is None and model is not None:
+            detector = LLMDetector(model, usage=self.usage)
+        self.detector = detector  # None: the heuristic detector
+
+    @property
+    def label(self) -> str:
+        """How the plan is made: "oracle plan", "LLM plan" or "given plan"."""
+        source = getattr(self.planner, "source", None)
+        if source:
+            return source
+        return "LLM plan" if isinstance(self.planner, SecurePlanner) else "given plan"
+
+    def session(
+        self, query: str, tools: Any, *, plan: Plan | None = None, **context: Any
+    ) -> DriftSession:
+        """Start a task: assign privileges (cached per toolset), plan (unless `plan` is given),
+        and build the validator and isolator. `context` goes to the planner (AgentDojo's
+        oracle reads `env` there)."""
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must be a non-empty string")
+        specs = tool_specs(tools)
+        privileges = self.privileges.assign(specs)
+        if plan is None:
+            if self.planner is None:
+                raise ValueError(
+                    "no plan: give Drift a model or a planner, or pass plan= (e.g. oracle_plan)"
+                )
+            plan = self.planner.plan(query, specs, **context)
+        if not isinstance(plan, Plan):
+            raise TypeError(f"the planner returned {type(plan).__name__}, not a Plan")
+        validator = DynamicValidator(
+            plan,
+            privileges,
+            self.judge,
+            fail_closed=self.config.fail_closed,
+            align=self.config.align,
+            usage=self.usage,
+        )
+        isolator = InjectionIsolator(
+            self.detector,
+            mask_limitation=self.config.mask_limitation,
+            fail_closed=self.config.fail_closed,
+            usage=self.usage,
+        )
+        return DriftSession(query, plan, privileges, validator, isolator, self.config, self.usage)
