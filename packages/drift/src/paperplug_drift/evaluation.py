@@ -147,3 +147,45 @@ def summarize(results: Sequence[PairResult]) -> dict[str, float]:
 def executed_calls(messages: Sequence[Any]) -> list[Any]:
     """AgentDojo function calls that ran in a conversation."""
     return functions_stack_trace_from_messages(messages)
+
+
+def run_adaptive(
+    suite_name: str,
+    config: str,
+    *,
+    drift: Callable[[Any], Drift] | None = None,
+    version: str = "v1.2",
+) -> tuple[list[PairResult], int]:
+    """The adaptive `RoutedWriteAttack` once per attackable user task; returns the results
+    (`security` = the planted value reached the planned call) and the number of user tasks
+    it cannot target."""
+    from paperplug_drift.adaptive import RoutedWriteAttack, poison_succeeded
+
+    suite = get_suite(version, suite_name)
+    agent = ScriptedAgent()
+    drift_obj = drift(suite) if (config == "drift" and drift is not None) else None
+    pipeline = build_pipeline(config, agent, drift_obj)
+    attack = RoutedWriteAttack(suite, pipeline)
+    results, untargeted = [], 0
+    for user_id, user_task in suite.user_tasks.items():
+        poison = attack.poison(user_task)
+        if poison is None:
+            untargeted += 1
+            continue
+        injections = attack.attack(user_task, None)
+        agent.set_task(user_task, None, poison)
+        utility, _ = suite.run_task_with_pipeline(pipeline, user_task, None, injections)
+        success = poison_succeeded(poison, executed_calls(agent.messages))
+        results.append(
+            PairResult(
+                suite_name,
+                config,
+                attack.name,
+                user_id,
+                poison.kind,
+                bool(utility),
+                success,
+                agent.obeyed,
+            )
+        )
+    return results, untargeted

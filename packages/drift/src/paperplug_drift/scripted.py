@@ -61,7 +61,8 @@ def _shows(value: Any, text: str) -> bool:
 class ScriptedAgent(BasePipelineElement):
     """`set_task(user_task, injection_task)` before each run; `name` holds AgentDojo's "local"
     model key (attacks address the model by it). After a run: `obeyed`, `skipped` (calls it
-    could not make because their data was masked) and `refused` (calls DRIFT refused)."""
+    could not make because their data was masked), `refused` (calls DRIFT refused) and
+    `messages` (the conversation as it last saw it)."""
 
     def __init__(self, *, window: int = 6, name: str = "local") -> None:
         if window < 1:
@@ -69,9 +70,17 @@ class ScriptedAgent(BasePipelineElement):
         self.window, self.name = window, name
         self.user_task: Any = None
         self.injection_task: Any = None
+        self.poison: Any = None
+        self.messages: list[Any] = []
 
-    def set_task(self, user_task: Any, injection_task: Any = None) -> ScriptedAgent:
-        self.user_task, self.injection_task = user_task, injection_task
+    def set_task(
+        self, user_task: Any, injection_task: Any = None, poison: Any = None
+    ) -> ScriptedAgent:
+        """The next run's task and injection task; `poison` is a data-poisoning payload
+        (an object with `function`, `param`, `value`, `sentence`): when the sentence is
+        readable in a tool result, the agent takes `value` for `param` of its next call to
+        `function` (an adaptive attack that gives no order at all)."""
+        self.user_task, self.injection_task, self.poison = user_task, injection_task, poison
         self._started = False
         return self
 
@@ -116,6 +125,19 @@ class ScriptedAgent(BasePipelineElement):
         if self.last is not None and any("[CALL ERROR]" in t for t in texts):
             self.refused.append(self.last)
         seen = [t for m, t in zip(fresh, texts, strict=True) if m["role"] == "tool"]
+        self.messages = list(messages)
+        poison = self.poison
+        if (
+            poison is not None
+            and not self.obeyed
+            and any(readable(poison.sentence, t, self.window) for t in seen)
+        ):
+            self.obeyed = True
+            for k, (call, _needed) in enumerate(self.queue):
+                if call.function == poison.function and poison.param in call.args:
+                    args = {**call.args, poison.param: poison.value}
+                    self.queue[k] = (FunctionCall(function=call.function, args=args), [])
+                    break
         goal = getattr(self.injection_task, "GOAL", None)
         if goal and not self.obeyed and any(readable(goal, t, self.window) for t in seen):
             self.obeyed = True
