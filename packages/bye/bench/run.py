@@ -71,7 +71,7 @@ def activation_clustering(feats, labels, seed=0, size_threshold=0.35) -> list[in
 
 def rates(seeds: list[int]) -> None:
     """BYE's rules on 10% patch poison and on clean rows, one fine-tune per seed and setting."""
-    hits = {r: [] for r in RULES}
+    found = {r: [] for r in RULES}  # (recall, precision) per seed
     clean_removed = {r: [] for r in RULES}
     learned = []
     for seed in progress(seeds, "seeds"):
@@ -80,28 +80,29 @@ def rates(seeds: list[int]) -> None:
         d = BYE(run.model, run.victim.processor).check(run.dataset).details
         for rule in RULES:
             p, r = filter_quality(d[rule]["removed"], run.poisoned)
-            hits[rule].append(bool(r >= 0.9 and p >= 0.8))
+            found[rule].append((r, 0.0 if np.isnan(p) else p))
         clean = backdoored_run(EmbeddedConfig(seed=seed, poison_rate=0.0))
         d = BYE(clean.model, clean.victim.processor).check(clean.dataset).details
         for rule in RULES:
             clean_removed[rule].append(len(d[rule]["removed"]))
-    n = len(seeds)
+    n, n_clean = len(seeds), EmbeddedConfig().n_train
     print(
         f"\nseeds {seeds[0]}..{seeds[-1]}: backdoor learned (ASR >= 0.9) on {sum(learned)} of {n}"
     )
-    rows = [
-        [
+    rows = []
+    for rule in RULES:
+        rp = found[rule]
+        rows.append([
             rule,
-            f"{sum(hits[rule])}/{n}",
-            f"{sum(h for h, ok in zip(hits[rule], learned, strict=True) if ok)}/{sum(learned)}",
+            f"{sum(r >= 0.9 for r, _ in rp)}/{n}",
+            f"{sum(r >= 0.9 and p >= 0.6 for r, p in rp)}/{n}",
+            f"{sum(r >= 0.9 and p >= 0.8 for r, p in rp)}/{n}",
             f"{sum(c == 0 for c in clean_removed[rule])}/{n}",
             fmt_ci(clean_removed[rule], 1),
-            f"{np.mean(clean_removed[rule]) / 160:.1%}",
-        ]
-        for rule in RULES
-    ]
-    header = ["rule", "10% patch: R>=0.9 & P>=0.8", "of learned", "clean: nothing removed",
-              "clean: rows removed", "clean: false-positive rate"]  # fmt: skip
+            f"{np.mean(clean_removed[rule]) / n_clean:.1%}",
+        ])  # fmt: skip
+    header = ["rule", "10%: R>=0.9", "R>=0.9, P>=0.6", "R>=0.9, P>=0.8", "clean: none removed",
+              "clean: rows removed", "clean: FP rate"]  # fmt: skip
     print(table(rows, header))
 
 

@@ -1,34 +1,19 @@
-"""`paperplug.evaluate` end to end: the attack hands its fine-tuned model to BYE, and BYE
-refuses a model that was not fine-tuned on the rows it filters."""
+"""BYE inside `paperplug.evaluate`: the attack hands its fine-tuned model to BYE, and BYE
+refuses a model that was not fine-tuned on the rows it filters. The end-to-end `evaluate`
+call itself is the README's first block, run by tests/test_readme.py."""
 
-import numpy as np
 import pytest
-from paperplug_bye import (
-    BYE,
-    BackdoorPoisoning,
-    EmbeddedConfig,
-    embedded_victim,
-    filter_quality,
-    random_drop,
-    retrained,
-)
+from paperplug_bye import BYE, filter_quality, random_drop, retrained
 
 import paperplug
 
 
-def test_evaluate_hands_the_finetuned_model_to_bye(poisoned_runs):
-    config = EmbeddedConfig(seed=0)
-    attack = BackdoorPoisoning("patch", poison_rate=config.poison_rate, seed=0)
-    guard = paperplug.compose(BYE())  # no model given: it comes from the attack's result
-    report = paperplug.evaluate(attack, embedded_victim(config), config.rows(160, 0), guard=guard)
-    run = poisoned_runs[0]  # the same seeded attack, run by the fixture
-    assert report.result.meta["poisoned"] == np.flatnonzero(run.poisoned).tolist()
-    assert report.success_rate == run.asr >= 0.9
-    assert report.blocked == int(run.poisoned.sum())  # exactly the poisoned rows went
-    assert report.guarded_success_rate <= 0.05  # re-trained on the kept rows: backdoor gone
-    # the Random Drop control: as many rows removed at random leave the backdoor in
-    asr, clean = retrained(run, random_drop(len(run.dataset), report.blocked, seed=1))
-    assert asr >= 0.9 and clean >= 0.9
+def test_random_drop_of_as_many_rows_leaves_the_backdoor_in(poisoned_runs):
+    # `evaluate(BackdoorPoisoning(...), victim, rows, guard=compose(BYE()))` on this seed is
+    # the README's first block (tests/test_readme.py): ASR 1.0 -> 0.0, 16 rows blocked.
+    run = poisoned_runs[0]
+    asr, clean = retrained(run, random_drop(len(run.dataset), int(run.poisoned.sum()), seed=1))
+    assert run.asr >= 0.9 and asr >= 0.9 and clean >= 0.9
 
 
 def test_attack_result_carries_the_model_and_wins_over_a_stale_one(poisoned_runs):

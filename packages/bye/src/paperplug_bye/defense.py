@@ -66,6 +66,10 @@ def detect(
     return Detection(profile, clustering)
 
 
+def _first(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
 def filter_dataset(dataset: Sequence[Any], removed: Sequence[int]) -> tuple[Any, list[int]]:
     """Stage 5: the kept rows in order (a `select` view for Hugging Face datasets) and their indices."""
     drop = {int(i) for i in removed}
@@ -138,15 +142,12 @@ class BYE:
         """The fine-tuned model and processor this check reads (see the class docstring)."""
         context = context or {}
         meta = getattr(context.get("attack_result"), "meta", None) or {}
-        model = next(
-            (m for m in (context.get("model"), meta.get("finetuned_model"), self.model) if m is not None),
-            None,
-        )  # fmt: skip
-        target_processor = getattr(context.get("target"), "processor", None)
-        processor = next(
-            (p for p in (context.get("processor"), self.processor, target_processor) if p is not None),
-            None,
-        )  # fmt: skip
+        model = _first(context.get("model"), meta.get("finetuned_model"), self.model)
+        processor = _first(
+            context.get("processor"),
+            self.processor,
+            getattr(context.get("target"), "processor", None),
+        )
         if model is None or processor is None:
             raise ValueError(
                 "BYE needs the model fine-tuned on these rows and its processor: BYE(model, "

@@ -19,29 +19,25 @@ from paperplug_bye.embedded import (
 )
 
 
-def plot_entropy(E: np.ndarray, poisoned: np.ndarray, scored: list[int], path) -> None:
-    """Mean +- sd entropy per decoder layer for clean and poisoned rows, scored layers shaded."""
+def plot_entropy(run_E: np.ndarray, poisoned: np.ndarray, clean_E: np.ndarray, path) -> None:
+    """Histograms of the image-attention entropy (decoder layer 0) of every row: the poisoned
+    fine-tune (poisoned rows collapse) and the clean one (one mode: nothing to remove)."""
     plt = pyplot()
-    layers = np.arange(E.shape[1])
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for mask, label, color in (
-        (~poisoned, "clean rows", "tab:blue"),
-        (poisoned, "poisoned rows", "tab:red"),
-    ):
-        mean, std = E[mask].mean(0), E[mask].std(0)
-        ax.errorbar(layers, mean, yerr=std, fmt="o-", color=color, label=label, capsize=4)
-    for layer in scored:
-        ax.axvspan(layer - 0.3, layer + 0.3, color="grey", alpha=0.15)
-    ax.set(xlabel="decoder layer (shaded: scored by BYE)", ylabel="image-attention entropy (nats)",
-           xticks=layers)  # fmt: skip
-    ax.legend(fontsize=8)
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3), sharex=True)
+    bins = np.linspace(0, 1.05 * max(run_E[:, 0].max(), clean_E[:, 0].max()), 40)
+    axes[0].hist(run_E[~poisoned, 0], bins, color="tab:blue", label="clean rows")
+    axes[0].hist(run_E[poisoned, 0], bins, color="tab:red", label="poisoned rows")
+    axes[0].set(title="10% patch poison", xlabel="entropy (nats)", ylabel="rows")
+    axes[0].legend(fontsize=8)
+    axes[1].hist(clean_E[:, 0], bins, color="tab:blue")
+    axes[1].set(title="clean data", xlabel="entropy (nats)")
     save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = demo_parser("bye", __doc__)
     parser.add_argument("--n-train", type=int, default=160, help="fine-tuning rows")
-    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=15)
     args = parser.parse_args(argv)
     single_thread()
     config = EmbeddedConfig(n_train=args.n_train, epochs=args.epochs, seed=args.seed, progress=True)
@@ -74,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         f"({clean_verdict.reason}); the paper's rule removed "
         f"{len(clean_verdict.details['paper']['removed'])}"
     )
-    plot_entropy(d["entropy"], run.poisoned, d["scored_layers"], args.out / "entropy_per_layer.png")
+    plot_entropy(
+        d["entropy"], run.poisoned, clean_verdict.details["entropy"], args.out / "entropy.png"
+    )
     print(f"{total.seconds:.0f} s in all")
     return 0
 

@@ -30,7 +30,7 @@ class EmbeddedConfig:
 
     n_train: int = 160
     n_test: int = 60
-    epochs: int = 10
+    epochs: int = 15
     lr: float = 3e-3
     batch_size: int = 16
     hidden_size: int = 32

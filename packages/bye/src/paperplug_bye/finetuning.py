@@ -59,7 +59,7 @@ def fine_tune(
     processor: Any,
     dataset: Sequence[Mapping[str, Any]],
     *,
-    epochs: int = 30,
+    epochs: int = 15,
     lr: float = 3e-3,
     batch_size: int = 16,
     seed: int = 0,
@@ -68,6 +68,8 @@ def fine_tune(
     progress: bool = False,
 ) -> Any:
     """A fine-tuned copy of `model` (the input is untouched): answer-token cross-entropy, AdamW.
+
+    The defaults are the embedded toy's recipe; for a real MLLM pass the user's own.
 
     As in LLaVA's instruction tuning the vision tower stays frozen; projector and LLM train.
     The batch order comes from a generator seeded by `seed` (the global RNG is not touched).
@@ -130,7 +132,7 @@ class Victim:
     base_model: Any
     processor: Any
     test_set: Sequence[Mapping[str, Any]]
-    epochs: int = 30
+    epochs: int = 15
     lr: float = 3e-3
     batch_size: int = 16
     seed: int = 0
