@@ -1,24 +1,408 @@
-"""Benchmark beside the peer library on the same inputs, in one process: prints ratios.
+"""DRIFT beside AgentDojo's own offline defenses on AgentDojo v1.2 (agentdojo==0.1.35), same
+suites, attacks, agent and pairs, in one process: benign utility, utility under attack, attack
+success, benign tasks lost, LLM calls and tokens per task. Then: where DRIFT's blocking comes
+from (validator only, isolator only), injection styles the isolator's cues were not written
+for, an adaptive attack written against DRIFT's rules, DRIFT with SmolLM2-135M as planner,
+judge and isolator on a small sample, and the replay of the official recorded runs.
 
-make bench PKG=drift
+make bench PKG=drift                      # everything (about 30 min on a busy 2-core CPU)
+python bench/run.py --suites banking --no-smollm2 --no-held-out   # a quick look
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import time
+import warnings
+from pathlib import Path
 
-from paperplug_drift.embedded import load_data
+from paperplug_drift.embedded import ALL_SUITES, LABELS, oracle_drift
 
-from paperplug.harness import single_thread
+from paperplug.harness import progress, single_thread, table
+
+HELD_OUT = ("direct", "ignore_previous", "system_message", "injecagent")
+PAPER = "paper (gpt-4o-mini, LLM plan, real agent): benign utility 58.48, utility under attack 47.91, ASR 1.29 (mean over the 4 suites)"
+
+
+def main_table(suites, attacks, out):
+    from paperplug_drift.evaluation import run_configs, summarize
+
+    configs = ("no defense", "spotlighting_with_delimiting", "repeat_user_prompt", "drift")
+    rows, goal = [], []
+    for name in suites:
+        benign = run_configs(name, configs, attack=None, drift=oracle_drift)
+        ok_none = {r.user_task for r in benign["no defense"] if r.utility}
+        for attack in attacks:
+            start = time.perf_counter()
+            attacked = run_configs(
+                name,
+                configs,
+                attack=attack,
+                drift=oracle_drift,
+                progress=lambda it, d=f"{name} {attack}": progress(it, desc=d, leave=False),
+            )
+            for config in configs:
+                b, a = summarize(benign[config]), summarize(attacked[config])
+                lost = len(ok_none - {r.user_task for r in benign[config] if r.utility})
+                rows.append(
+                    [
+                        name,
+                        attack,
+                        LABELS[config],
+                        f"{b['utility']:.1f}",
+                        lost,
+                        f"{a['utility']:.1f}",
+                        f"{a['asr']:.2f} ({a['successes']}/{a['pairs']})",
+                        f"{100 - a['asr']:.2f}",
+                        f"{a['llm_calls']:.0f} / {a['tokens']:.0f}",
+                    ]
+                )
+                out["main"].append(
+                    {
+                        "suite": name,
+                        "attack": attack,
+                        "config": config,
+                        "benign": b,
+                        "benign_lost": lost,
+                        "attacked": a,
+                    }
+                )
+                if config == "drift":
+                    goal.append((name, attack, 100 - a["asr"], lost))
+                    out["residual"][f"{name}/{attack}"] = [
+                        r.to_dict() for r in attacked[config] if r.security
+                    ]
+            print(f"  {name} {attack}: {time.perf_counter() - start:.0f} s", flush=True)
+    print(
+        table(
+            rows,
+            [
+                "suite",
+                "attack",
+                "configuration",
+                "benign utility %",
+                "benign lost",
+                "utility under attack %",
+                "ASR % (pairs)",
+                "blocked %",
+                "LLM calls / tokens per task",
+            ],
+        )
+    )
+    met = all(blocked >= 95.0 and lost <= 1 for _, _, blocked, lost in goal)
+    print(
+        f"goal (DRIFT core, oracle plan: >= 95% of pairs blocked, <= 1 benign task lost per suite): {'met' if met else 'MISSED'}"
+    )
+    for name, attack, blocked, lost in goal:
+        print(f"  {name:9s} {attack:22s} blocked {blocked:6.2f}%  benign lost {lost}")
+    print(PAPER + "; not reproducible offline (no gpt-4o-mini here).")
+
+
+def ablation(suites, out):
+    from paperplug_drift.agentdojo_adapter import AgentDojoOracle
+    from paperplug_drift.drift import Drift, DriftConfig
+    from paperplug_drift.evaluation import run_configs, summarize
+
+    rows = []
+    variants = {
+        "validator only (isolator off)": DriftConfig(isolate=False),
+        "isolator only (validator off)": DriftConfig(validate=False),
+        "validator + isolator (DRIFT)": DriftConfig(),
+    }
+    for name in suites:
+        for label, config in variants.items():
+            make = lambda suite, config=config: Drift(planner=AgentDojoOracle(suite), config=config)  # noqa: E731
+            a = summarize(run_configs(name, ["drift"], drift=make)["drift"])
+            b = summarize(run_configs(name, ["drift"], attack=None, drift=make)["drift"])
+            rows.append(
+                [
+                    name,
+                    label,
+                    f"{b['utility']:.1f}",
+                    f"{a['utility']:.1f}",
+                    f"{a['asr']:.2f} ({a['successes']}/{a['pairs']})",
+                ]
+            )
+            out["ablation"].append({"suite": name, "variant": label, "benign": b, "attacked": a})
+    print(
+        table(
+            rows,
+            [
+                "suite",
+                "DRIFT core, oracle plan",
+                "benign utility %",
+                "utility under attack %",
+                "ASR % (pairs)",
+            ],
+        )
+    )
+
+
+def held_out(suites, out):
+    from paperplug_drift.evaluation import run_configs, summarize
+
+    rows = []
+    for attack in HELD_OUT:
+        for name in suites:
+            runs = run_configs(name, ("no defense", "drift"), attack=attack, drift=oracle_drift)
+            none, drift = summarize(runs["no defense"]), summarize(runs["drift"])
+            obeyed = sum(r.obeyed for r in runs["drift"])
+            rows.append(
+                [
+                    attack,
+                    name,
+                    f"{none['asr']:.1f}",
+                    f"{drift['asr']:.2f} ({drift['successes']}/{drift['pairs']})",
+                    f"{obeyed}/{drift['pairs']}",
+                    f"{drift['utility']:.1f}",
+                ]
+            )
+            out["held_out"].append(
+                {"attack": attack, "suite": name, "none": none, "drift": drift, "obeyed": obeyed}
+            )
+    print(
+        table(
+            rows,
+            [
+                "attack (not used to write the cues)",
+                "suite",
+                "ASR no defense %",
+                "ASR DRIFT core %",
+                "isolator missed (agent obeyed)",
+                "utility under attack %",
+            ],
+        )
+    )
+
+
+def adaptive(suites, out):
+    from paperplug_drift.evaluation import run_adaptive
+
+    rows = []
+    for name in suites:
+        for config in ("no defense", "drift"):
+            results, untargeted = run_adaptive(name, config, drift=oracle_drift)
+            wins = sum(r.security for r in results)
+            rows.append(
+                [
+                    name,
+                    LABELS[config],
+                    len(results),
+                    untargeted,
+                    f"{wins}/{len(results)}",
+                    sum(r.utility for r in results),
+                ]
+            )
+            out["adaptive"].append(
+                {
+                    "suite": name,
+                    "config": config,
+                    "targeted": len(results),
+                    "untargeted": untargeted,
+                    "successes": wins,
+                    "kinds": sorted({r.injection_task for r in results}),
+                }
+            )
+    print(
+        table(
+            rows,
+            [
+                "suite",
+                "configuration",
+                "tasks targeted",
+                "not targetable",
+                "attack success",
+                "utility kept",
+            ],
+        )
+    )
+
+
+def smollm2(pairs_per_suite, out):
+    import torch
+    from paperplug_drift.drift import Drift, DriftConfig
+    from paperplug_drift.evaluation import run_configs, summarize
+    from paperplug_llm import load_smollm2
+
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    model = load_smollm2()
+    print(f"  SmolLM2-135M-Instruct loaded in {time.perf_counter() - start:.1f} s", flush=True)
+    rows = []
+    for name, pairs in pairs_per_suite.items():
+        drifts = []
+
+        def make(suite, drifts=drifts):
+            # one planner try and short replies: each SmolLM2 call costs seconds to minutes here
+            drift = Drift(model, config=DriftConfig(planner_retries=1, max_new_tokens=128))
+            drifts.append(drift)
+            return drift
+
+        start = time.perf_counter()
+        benign = run_configs(
+            name, ["drift"], attack=None, pairs=[(u, None) for u, _ in pairs], drift=make
+        )["drift"]
+        attacked = run_configs(name, ["no defense", "drift"], pairs=pairs, drift=make)
+        seconds = time.perf_counter() - start
+        usage = drifts[0].usage.merge(drifts[1].usage)
+        b, a, n = summarize(benign), summarize(attacked["drift"]), summarize(attacked["no defense"])
+        tasks = len(benign) + len(attacked["drift"])
+        rows.append(
+            [
+                name,
+                len(pairs),
+                f"{b['utility']:.0f}",
+                f"{a['utility']:.0f}",
+                f"{n['asr']:.0f} -> {a['asr']:.0f}",
+                f"{usage.total_llm_calls / tasks:.1f}",
+                f"{usage.total_tokens / tasks:.0f}",
+                json.dumps(dict(usage.parse_failures)),
+                json.dumps(dict(usage.refusals)),
+                f"{seconds / tasks:.0f}",
+            ]
+        )
+        out["smollm2"].append(
+            {
+                "suite": name,
+                "pairs": pairs,
+                "benign": b,
+                "attacked": a,
+                "none": n,
+                "usage": usage.to_dict(),
+                "seconds": seconds,
+            }
+        )
+    print(
+        table(
+            rows,
+            [
+                "suite",
+                "pairs",
+                "benign utility %",
+                "utility under attack %",
+                "ASR % none -> DRIFT",
+                "LLM calls / task",
+                "tokens / task",
+                "parse failures",
+                "refusals",
+                "s / task",
+            ],
+        )
+    )
+
+
+def replay(path, out):
+    from paperplug_drift.replay import replay_run
+
+    files = sorted(Path(path).glob("**/important_instructions/*.json"))
+    files = [f for f in files if any(f"/{s}/" in str(f) for s in ALL_SUITES)]
+    rows = []
+    for align in ("official", "position"):
+        turns = agree = 0
+        kinds: dict[str, int] = {}
+        for f in files:
+            report = replay_run(json.loads(f.read_text()), align=align)
+            turns += len(report.turns)
+            agree += sum(t.agrees for t in report.turns)
+            for t in report.disagreements():
+                key = f"{t.official}->{t.ours}{' (batch)' if t.multi else ''}"
+                kinds[key] = kinds.get(key, 0) + 1
+        rows.append(
+            [align, len(files), turns, f"{100 * agree / max(turns, 1):.2f}", json.dumps(kinds)]
+        )
+        out["replay"].append(
+            {
+                "align": align,
+                "runs": len(files),
+                "turns": turns,
+                "agree": agree,
+                "disagreements": kinds,
+            }
+        )
+    print(
+        table(
+            rows,
+            [
+                "checklist alignment",
+                "recorded runs",
+                "agent turns",
+                "decisions reproduced %",
+                "disagreements (official->ours)",
+            ],
+        )
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--suites", default=",".join(ALL_SUITES))
+    parser.add_argument("--attacks", default="important_instructions,tool_knowledge")
+    parser.add_argument(
+        "--detail-suites",
+        default="banking,slack,travel",
+        help="suites of the ablation and held-out sections (workspace is the slow one)",
+    )
+    parser.add_argument("--no-held-out", action="store_true")
+    parser.add_argument("--no-smollm2", action="store_true")
+    parser.add_argument(
+        "--official-runs",
+        default=None,
+        help="runs/gpt-4o-mini-2024-07-18 of a SaFoLab-WISC/DRIFT checkout; default: the package's test data",
+    )
+    parser.add_argument("--out", default="out/drift/bench.json")
     args = parser.parse_args()
     single_thread()
-    load_data(args.seed)
-    raise NotImplementedError("TODO: the method beside the peer; harness.table of the ratios")
+    warnings.filterwarnings("ignore", module="agentdojo")
+    suites, attacks = args.suites.split(","), args.attacks.split(",")
+    out = {k: [] for k in ("main", "ablation", "held_out", "adaptive", "smollm2", "replay")}
+    out["residual"] = {}
+    print(
+        "agent: scripted (follows the user task, obeys injected orders); DRIFT core: oracle plan, name-heuristic privileges, StrictJudge, heuristic isolator; 0 LLM calls\n"
+    )
+    print("== DRIFT beside AgentDojo's offline defenses", flush=True)
+    main_table(suites, attacks, out)
+    print("\n== where the blocking comes from (important_instructions)", flush=True)
+    detail = [s for s in args.detail_suites.split(",") if s in suites]
+    ablation(detail, out)
+    if not args.no_held_out:
+        print("\n== injection styles the isolator's cues were not written for", flush=True)
+        held_out(detail, out)
+    print(
+        "\n== adaptive attack against DRIFT's rules (a fact planted for a planned Write's open parameter)",
+        flush=True,
+    )
+    adaptive(suites, out)
+    if not args.no_smollm2:
+        print(
+            "\n== DRIFT with SmolLM2-135M-Instruct as planner, judge and isolator (LLM plan, scripted agent)",
+            flush=True,
+        )
+        smollm2(
+            {"banking": [("user_task_1", "injection_task_0"), ("user_task_3", "injection_task_1")]},
+            out,
+        )
+    print("\n== replay of the official recorded runs through our validator", flush=True)
+    runs = (
+        args.official_runs
+        or Path(__file__).resolve().parents[1] / "tests" / "data" / "official_runs"
+    )
+    if args.official_runs is None:
+        out["replay_source"] = "package test data (7 runs)"
+        from paperplug_drift.replay import replay_run
+
+        files = sorted(Path(runs).glob("*.json"))
+        agree = [replay_run(json.loads(f.read_text())).agreement for f in files]
+        print(
+            f"  {len(files)} runs kept as test data: mean agreement {100 * sum(agree) / len(agree):.1f}% (pass --official-runs for the whole corpus)"
+        )
+    else:
+        replay(runs, out)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1, default=str))
+    print(f"\nresults: {args.out}")
 
 
 if __name__ == "__main__":

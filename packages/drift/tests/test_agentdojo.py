@@ -10,7 +10,7 @@ import pytest
 from agentdojo.task_suite.load_suites import get_suite
 from paperplug_drift import Drift, PromptingAgent, drift_pipeline
 from paperplug_drift.embedded import oracle_drift
-from paperplug_drift.evaluation import run_adaptive, run_suite, summarize
+from paperplug_drift.evaluation import run_adaptive, run_configs, summarize
 from paperplug_llm import ScriptedChatModel
 
 warnings.filterwarnings("ignore", module="agentdojo")
@@ -22,10 +22,8 @@ PAIRS = [(u, i) for a, u in enumerate(USERS) for b, i in enumerate(INJECTIONS) i
 
 @pytest.fixture(scope="module")
 def banking():
-    return {
-        config: run_suite("banking", config, pairs=PAIRS, drift=oracle_drift)
-        for config in ("no defense", "spotlighting_with_delimiting", "drift")
-    }
+    configs = ("no defense", "spotlighting_with_delimiting", "drift")
+    return run_configs("banking", configs, pairs=PAIRS, drift=oracle_drift)
 
 
 def test_attack_success_falls_by_50_points_with_utility_not_lower(banking):
@@ -38,8 +36,8 @@ def test_attack_success_falls_by_50_points_with_utility_not_lower(banking):
 
 
 def test_benign_tasks_pass_untouched():
-    none = run_suite("banking", "no defense", attack=None)
-    drift = run_suite("banking", "drift", attack=None, drift=oracle_drift)
+    runs = run_configs("banking", ("no defense", "drift"), attack=None, drift=oracle_drift)
+    none, drift = runs["no defense"], runs["drift"]
     assert [r.utility for r in drift] == [r.utility for r in none] and all(r.utility for r in none)
     assert not any(r.refused or r.skipped for r in drift)
 
@@ -79,7 +77,6 @@ def paper_llm(messages, **kw):
 @pytest.mark.parametrize("config", ["drift", "isolator off"])
 def test_the_papers_setup_with_every_stage_on_a_chat_model(config):
     from agentdojo.attacks.attack_registry import load_attack
-
     from paperplug_drift import DriftConfig
 
     model = ScriptedChatModel(paper_llm)
@@ -87,7 +84,7 @@ def test_the_papers_setup_with_every_stage_on_a_chat_model(config):
     pipeline = drift_pipeline(PromptingAgent(model), drift)
     user, injection = SUITE.user_tasks["user_task_1"], SUITE.injection_tasks["injection_task_0"]
     injections = load_attack("important_instructions", SUITE, pipeline).attack(user, injection)
-    utility, security = SUITE.run_task_with_pipeline(pipeline, user, injection, injections)
+    _, security = SUITE.run_task_with_pipeline(pipeline, user, injection, injections)
     assert not security  # removed by the isolator, or refused by the judge when it is off
     usage = drift.usage
     assert usage.llm_calls["planner"] == 1 and usage.llm_calls["privileges"] == len(SUITE.tools)
@@ -95,3 +92,14 @@ def test_the_papers_setup_with_every_stage_on_a_chat_model(config):
         assert usage.removed_instructions >= 1 and usage.refusals.total() == 0
     else:
         assert usage.llm_calls["judge"] == 1 and usage.refusals["trajectory"] == 1
+
+
+def test_demo_sample_is_seeded_and_leaves_the_global_rng_alone():
+    from paperplug_drift.embedded import load_data
+
+    from paperplug.testing import global_rng_untouched
+
+    with global_rng_untouched("load_data"):
+        first = load_data(0, suites=("travel",))
+    assert first == load_data(0, suites=("travel",)) and first != load_data(1, suites=("travel",))
+    assert len(first["travel"]) == 70 and len(load_data(0, {}, suites=("travel",))["travel"]) == 140

@@ -73,3 +73,18 @@ def test_llm_answers_fallback_and_cache():
     )  # cached per toolset
     assert parse_privilege("C") == Privilege.EXECUTE and parse_privilege("Bread") is None
     assert PrivilegeAssigner().assign(tools)["get_iban"] == Privilege.READ  # no model: heuristic
+
+
+def test_a_model_that_calls_everything_read_is_overruled_unless_trusted():
+    tools = [get_iban, update_password, send_money]
+    everything_read = ScriptedChatModel(lambda messages, **kw: "A")
+    usage = Usage()
+    crossed = PrivilegeAssigner(everything_read, usage=usage).assign(tools)
+    assert crossed == {
+        "get_iban": Privilege.READ,
+        "update_password": Privilege.WRITE,
+        "send_money": Privilege.EXECUTE,
+    }
+    assert usage.refusals["privilege overruled"] == 2
+    trusted = PrivilegeAssigner(everything_read, cross_check=False).assign(tools)
+    assert set(trusted.values()) == {Privilege.READ}  # the paper's behaviour

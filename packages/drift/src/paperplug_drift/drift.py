@@ -30,9 +30,10 @@ class DriftConfig:
     align: str = "position"
     isolate: bool = True  # the Injection Isolator on every tool result
     validate: bool = True  # the Dynamic Validator on every batch of calls
+    max_new_tokens: int = 768  # the planner's, normaliser's and detector's reply budget
 
     def __post_init__(self) -> None:
-        for name in ("max_iters", "max_messages", "planner_retries"):
+        for name in ("max_iters", "max_messages", "planner_retries", "max_new_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.mask_limitation < 0:
@@ -109,7 +110,7 @@ class Drift:
             )
         self.judge = judge
         if detector is None and model is not None:
-            detector = LLMDetector(model, usage=self.usage)
+            detector = LLMDetector(model, max_tokens=self.config.max_new_tokens, usage=self.usage)
         self.detector = detector  # None: the heuristic detector
 
     @property

@@ -63,23 +63,23 @@ def run_table(
 ) -> list[dict[str, Any]]:
     """One row per (suite, configuration): benign utility (every user task, no attack),
     utility under attack and attack success on `pairs`, in % with counts."""
-    from paperplug_drift.evaluation import run_suite, summarize
+    from paperplug_drift.evaluation import run_configs, summarize
 
     rows = []
     for name, suite_pairs in pairs.items():
+        benign = run_configs(name, configs, attack=None, drift=drift)
+        attacked = run_configs(
+            name, configs, attack=attack, pairs=suite_pairs, drift=drift, progress=progress
+        )
         for config in configs:
-            benign = run_suite(name, config, attack=None, drift=drift)
-            attacked = run_suite(
-                name, config, attack=attack, pairs=suite_pairs, drift=drift, progress=progress
-            )
-            b, a = summarize(benign), summarize(attacked)
+            b, a = summarize(benign[config]), summarize(attacked[config])
             rows.append(
                 {
                     "suite": name,
                     "config": LABELS.get(config, config),
                     "benign_utility": b["utility"],
-                    "benign_ok": sum(r.utility for r in benign),
-                    "benign_n": len(benign),
+                    "benign_ok": sum(r.utility for r in benign[config]),
+                    "benign_n": len(benign[config]),
                     "attacked_utility": a["utility"],
                     "asr": a["asr"],
                     "successes": a["successes"],

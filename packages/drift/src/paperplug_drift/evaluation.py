@@ -65,68 +65,78 @@ def build_pipeline(config: str, agent: Any, drift: Drift | None = None) -> Agent
     return AgentPipeline.from_config(spec)
 
 
-def run_suite(
+def run_configs(
     suite_name: str,
-    config: str,
+    configs: Sequence[str],
     *,
     attack: str | BaseAttack | None = "important_instructions",
     pairs: Sequence[tuple[str, str | None]] | None = None,
     drift: Callable[[Any], Drift] | None = None,
-    agent: Any = None,
     version: str = "v1.2",
     progress: Callable[[Any], Any] | None = None,
-) -> list[PairResult]:
-    """Run `config` on the suite's (user task, injection task) pairs (all, or `pairs`).
+) -> dict[str, list[PairResult]]:
+    """Run each configuration on the suite's (user task, injection task) pairs (all, or
+    `pairs`), with one ScriptedAgent per configuration; each pair's injected environment is
+    built once and copied for every configuration.
 
     `attack=None` runs each user task once without injection (benign utility). `drift` builds
-    the Drift for a suite (it is called once per suite). `agent` defaults to a fresh
-    ScriptedAgent; another agent element needs `set_task(user_task, injection_task)` only if
-    it is scripted."""
+    the Drift for a suite (called once per suite and configuration "drift")."""
     suite = get_suite(version, suite_name)
-    agent = agent if agent is not None else ScriptedAgent()
-    drift_obj = drift(suite) if (config == "drift" and drift is not None) else None
-    pipeline = build_pipeline(config, agent, drift_obj)
+    runners = {}
+    for config in configs:
+        agent = ScriptedAgent()
+        drift_obj = drift(suite) if (config == "drift" and drift is not None) else None
+        runners[config] = (agent, drift_obj, build_pipeline(config, agent, drift_obj))
     attacker = None
     if attack is not None:
-        attacker = (
-            attack if isinstance(attack, BaseAttack) else load_attack(attack, suite, pipeline)
-        )
+        first = next(iter(runners.values()))[2]
+        attacker = attack if isinstance(attack, BaseAttack) else load_attack(attack, suite, first)
     if pairs is None:
         injections = list(suite.injection_tasks) if attacker is not None else [None]
         pairs = [(u, i) for u in suite.user_tasks for i in injections]
-    results = []
+    results: dict[str, list[PairResult]] = {config: [] for config in configs}
     for user_id, injection_id in progress(pairs) if progress else pairs:
         user_task = suite.get_user_task_by_id(user_id)
         injection_task = suite.get_injection_task_by_id(injection_id) if injection_id else None
         injections = (
             attacker.attack(user_task, injection_task) if (attacker and injection_task) else {}
         )
-        if hasattr(agent, "set_task"):
+        environment = suite.load_and_inject_default_environment(injections)
+        for config, (agent, drift_obj, pipeline) in runners.items():
             agent.set_task(user_task, injection_task)
-        before_calls = drift_obj.usage.total_llm_calls if drift_obj else 0
-        before_tokens = drift_obj.usage.total_tokens if drift_obj else 0
-        start = time.perf_counter()
-        utility, security = suite.run_task_with_pipeline(
-            pipeline, user_task, injection_task, injections
-        )
-        results.append(
-            PairResult(
-                suite_name,
-                config,
-                getattr(attacker, "name", None) if injection_task else None,
-                user_id,
-                injection_id,
-                bool(utility),
-                bool(security) if injection_task else False,
-                bool(getattr(agent, "obeyed", False)),
-                len(getattr(agent, "skipped", [])),
-                len(getattr(agent, "refused", [])),
-                (drift_obj.usage.total_llm_calls - before_calls) if drift_obj else 0,
-                (drift_obj.usage.total_tokens - before_tokens) if drift_obj else 0,
-                time.perf_counter() - start,
+            calls = drift_obj.usage.total_llm_calls if drift_obj else 0
+            tokens = drift_obj.usage.total_tokens if drift_obj else 0
+            start = time.perf_counter()
+            utility, security = suite.run_task_with_pipeline(
+                pipeline,
+                user_task,
+                injection_task,
+                injections,
+                environment=environment.model_copy(deep=True),
             )
-        )
+            results[config].append(
+                PairResult(
+                    suite_name,
+                    config,
+                    getattr(attacker, "name", None) if injection_task else None,
+                    user_id,
+                    injection_id,
+                    bool(utility),
+                    bool(security) if injection_task else False,
+                    agent.obeyed,
+                    len(agent.skipped),
+                    len(agent.refused),
+                    (drift_obj.usage.total_llm_calls - calls) if drift_obj else 0,
+                    (drift_obj.usage.total_tokens - tokens) if drift_obj else 0,
+                    time.perf_counter() - start,
+                )
+            )
     return results
+
+
+def run_suite(suite_name: str, config: str, **kw: Any) -> list[PairResult]:
+    """`run_configs` for one configuration."""
+    return run_configs(suite_name, [config], **kw)[config]
 
 
 def summarize(results: Sequence[PairResult]) -> dict[str, float]:

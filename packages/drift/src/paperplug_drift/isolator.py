@@ -64,14 +64,21 @@ def parse_detected(answer: str) -> list[str] | None:
 class LLMDetector:
     """The paper's detector: any ChatModel lists the conflicting instructions."""
 
-    def __init__(self, model: Any, *, usage: Usage | None = None) -> None:
+    def __init__(self, model: Any, *, max_tokens: int = 512, usage: Usage | None = None) -> None:
         if model is None:
             raise TypeError("LLMDetector needs a ChatModel; use HeuristicDetector without one")
-        self.model, self.usage = model, usage
+        self.model, self.max_tokens, self.usage = model, max_tokens, usage
 
     def detect(self, query: str, text: str) -> list[str] | None:
         data = f"<user_query>\n{query}\n</user_query>\n<tool_output>\n{text}\n</tool_output>"
-        answer = ask(self.model, DETECTOR_PROMPT, data, stage="isolator", usage=self.usage)
+        answer = ask(
+            self.model,
+            DETECTOR_PROMPT,
+            data,
+            stage="isolator",
+            usage=self.usage,
+            max_tokens=self.max_tokens,
+        )
         return parse_detected(answer)
 
 

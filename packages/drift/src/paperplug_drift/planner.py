@@ -161,12 +161,19 @@ class SecurePlanner:
     A plan whose trajectory never parses comes back empty with `source="llm planner (failed)"`;
     the validator then refuses every non-Read call when `fail_closed`."""
 
-    def __init__(self, model: Any, *, max_retries: int = 3, usage: Usage | None = None) -> None:
+    def __init__(
+        self, model: Any, *, max_retries: int = 3, max_tokens: int = 768, usage: Usage | None = None
+    ) -> None:
         if model is None:
             raise TypeError("SecurePlanner needs a ChatModel; use oracle_plan without one")
         if max_retries < 1:
             raise ValueError(f"max_retries must be >= 1, got {max_retries}")
-        self.model, self.max_retries, self.usage = model, max_retries, usage
+        self.model, self.max_retries, self.max_tokens, self.usage = (
+            model,
+            max_retries,
+            max_tokens,
+            usage,
+        )
 
     def plan(self, query: str, tools: Any, **context: Any) -> Plan:
         if not isinstance(query, str) or not query.strip():
@@ -176,7 +183,12 @@ class SecurePlanner:
         answer, trajectory = "", None
         for _ in range(self.max_retries):
             answer = ask(
-                self.model, system, query, stage="planner", usage=self.usage, max_tokens=768
+                self.model,
+                system,
+                query,
+                stage="planner",
+                usage=self.usage,
+                max_tokens=self.max_tokens,
             )
             trajectory = parse_trajectory(answer)
             if trajectory is not None:
@@ -194,7 +206,14 @@ class SecurePlanner:
         """The LLM normalisation pass with json_repair, at most `max_retries` tries."""
         data = f"<user_query>\n{query}\n</user_query>\n<parameter_checklist>\n{checklist_text}\n</parameter_checklist>"
         for _ in range(self.max_retries):
-            answer = ask(self.model, NORMALIZER_PROMPT, data, stage="normalizer", usage=self.usage)
+            answer = ask(
+                self.model,
+                NORMALIZER_PROMPT,
+                data,
+                stage="normalizer",
+                usage=self.usage,
+                max_tokens=self.max_tokens,
+            )
             nodes = parse_checklist(answer)
             if nodes is not None:
                 return nodes

@@ -150,11 +150,15 @@ def parse_privilege(answer: str) -> Privilege | None:
 class PrivilegeAssigner:
     """Assigns and caches privileges per toolset: `assign(tools) -> {name: Privilege}`.
 
-    `model=None` uses the name heuristic for every tool (no LLM call)."""
+    `model=None` uses the name heuristic for every tool (no LLM call). With `cross_check`
+    (default), a tool is Read only when the model and the name heuristic both say so: a weak
+    model that calls everything Read (SmolLM2-135M does) would otherwise let every deviation
+    through unjudged. `cross_check=False` trusts the model alone, as the paper does."""
 
-    def __init__(self, model: Any = None, *, usage: Usage | None = None) -> None:
-        self.model = model
-        self.usage = usage
+    def __init__(
+        self, model: Any = None, *, cross_check: bool = True, usage: Usage | None = None
+    ) -> None:
+        self.model, self.cross_check, self.usage = model, cross_check, usage
         self.cache_: dict[str, dict[str, Privilege]] = {}
 
     def assign(self, tools: Any) -> dict[str, Privilege]:
@@ -175,9 +179,13 @@ class PrivilegeAssigner:
             usage=self.usage,
             max_tokens=8,
         )
-        parsed = parse_privilege(answer)
+        parsed, named = parse_privilege(answer), heuristic_privilege(spec["name"])
         if parsed is None:
             if self.usage is not None:
                 self.usage.parse_failures["privileges"] += 1
-            return heuristic_privilege(spec["name"])
+            return named
+        if self.cross_check and parsed == Privilege.READ and named != Privilege.READ:
+            if self.usage is not None:
+                self.usage.refusals["privilege overruled"] += 1
+            return named
         return parsed
