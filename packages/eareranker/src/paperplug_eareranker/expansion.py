@@ -1,0 +1,19 @@
+"""Dimension expansion (paper §3.1): one embedding becomes a sequence of N tokens through N
+unshared linear maps, so a transformer can attend across views of a single vector."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class DimensionExpansion(nn.Module):
+    """(batch, D) → (batch, N, d_model): e'_i = W_i e + b_i for i = 1..N (unshared)."""
+
+    def __init__(self, embedding_dim: int, n_tokens: int, d_model: int) -> None:
+        super().__init__()
+        self.n_tokens, self.d_model = n_tokens, d_model
+        self.maps = nn.Linear(embedding_dim, n_tokens * d_model)  # N maps stacked in one matmul
+
+    def forward(self, e: torch.Tensor) -> torch.Tensor:
+        return self.maps(e).view(e.shape[0], self.n_tokens, self.d_model)
