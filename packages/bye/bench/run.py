@@ -11,6 +11,7 @@ on scikit-learn over the last prompt token's final hidden state.
 from __future__ import annotations
 
 import argparse
+import warnings
 
 import numpy as np
 import torch
@@ -24,6 +25,7 @@ from paperplug_bye.embedded import (
 )
 from sklearn.cluster import KMeans
 from sklearn.decomposition import FastICA
+from sklearn.exceptions import ConvergenceWarning
 
 from paperplug.harness import Timer, fmt_ci, progress, single_thread, table
 
@@ -61,7 +63,10 @@ def activation_clustering(feats, labels, seed=0, size_threshold=0.35) -> list[in
         idx = np.flatnonzero(labels == label)
         if len(idx) < 12:
             continue
-        z = FastICA(n_components=10, random_state=seed, max_iter=500).fit_transform(feats[idx])
+        with warnings.catch_warnings():  # ICA on 32 features rarely meets its tolerance
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            ica = FastICA(n_components=10, random_state=seed, max_iter=500)
+            z = ica.fit_transform(feats[idx])
         assign = KMeans(2, n_init=10, random_state=seed).fit_predict(z)
         small = int(np.argmin(np.bincount(assign, minlength=2)))
         if (assign == small).mean() < size_threshold:
