@@ -40,7 +40,7 @@ def main_table(suites, attacks, out):
                 configs,
                 attack=attack,
                 drift=oracle_drift,
-                progress=lambda it, d=f"{name} {attack}": progress(it, desc=d, leave=False),
+                progress=lambda it, d=f"{name} {attack}": progress(it, desc=d),
             )
             for config in configs:
                 b, a = summarize(benign[config]), summarize(attacked[config])

@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{name}: a seeded sample of {share:.0%} of its pairs ({len(pairs[name])}), --seed {args.seed}"
         )
     with Timer() as timer:
-        rows = run_table(pairs, progress=lambda it: progress(it, desc="pairs", leave=False))
+        rows = run_table(pairs, progress=lambda it: progress(it, desc="pairs"))
     header = ["suite", "configuration", "benign utility", "utility under attack", "attack success"]
     cells = [
         [
@@ -68,8 +68,16 @@ def _figure(rows: list[dict], out) -> None:
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(suites))], suites)
         ax.set_title(title)
         ax.set_ylim(0, 105)
-    axes[0].legend(fontsize=7, loc="upper right")
-    fig.suptitle("AgentDojo v1.2, important_instructions, scripted obeying agent")
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        names,
+        loc="lower center",
+        ncol=len(configs),
+        fontsize=8,
+        bbox_to_anchor=(0.5, -0.08),
+    )
+    fig.suptitle("AgentDojo v1.2, important_instructions, scripted obeying agent", y=1.03)
     save_figure(fig, out / "drift_agentdojo.png")
 
 
