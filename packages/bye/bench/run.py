@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import torch
-from paperplug_bye import BYE, encode_prompts, last_token_positions
+from paperplug_bye import BYE, encode_prompts, last_token_positions, model_device
 from paperplug_bye.embedded import (
     EmbeddedConfig,
     backdoored_run,
@@ -37,10 +37,10 @@ def last_token_features(model, processor, rows, batch_size=64) -> np.ndarray:
     """The final decoder hidden state at the last prompt token, per row."""
     out = []
     for s in range(0, len(rows), batch_size):
-        batch = encode_prompts(processor, rows[s : s + batch_size])
+        batch = encode_prompts(processor, rows[s : s + batch_size], device=model_device(model))
         h = model(**batch, output_hidden_states=True, use_cache=False).hidden_states[-1]
         last = last_token_positions(batch["attention_mask"])
-        out.append(h[torch.arange(h.shape[0]), last].numpy())
+        out.append(h[torch.arange(h.shape[0]), last].cpu().numpy())
     return np.concatenate(out)
 
 

@@ -23,10 +23,12 @@ from paperplug_bye import (
     gaussian_kl,
     image_token_mask,
     last_token_attention,
+    model_device,
     profile_layers,
     row_digest,
     synthetic_vqa,
     tiny_llava,
+    to_device,
     trained_on,
     unseen_rows,
 )
@@ -357,3 +359,23 @@ def test_fine_tune_records_its_rows_and_leaves_inputs_and_global_rng_alone():
     assert unseen_rows(a, [rows[0], *other]) == [1, 2, 3]
     relabelled = {**rows[0], "answer": "banana"}  # same image, another answer: another row
     assert unseen_rows(a, [relabelled]) == [0]
+
+
+def test_inputs_follow_the_model_device():
+    model, processor = tiny_llava(seed=9)
+    assert model_device(model) == torch.device("cpu")
+    batch = encode_prompts(processor, synthetic_vqa(2, seed=9), device="cpu")
+    moved = to_device({**batch, "note": "kept"}, "meta")
+    assert all(v.device.type == "meta" for k, v in moved.items() if k != "note")
+    assert moved["note"] == "kept" and batch["input_ids"].device.type == "cpu"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_model_gives_the_cpu_entropy_and_fine_tunes():
+    model, processor = tiny_llava(seed=10)
+    rows = synthetic_vqa(8, seed=10, kinds=("color",))
+    cpu = BYE(model, processor).entropy(rows)
+    gpu_model = copy.deepcopy(model).cuda()
+    np.testing.assert_allclose(BYE(gpu_model, processor).entropy(rows), cpu, atol=1e-4)
+    tuned = fine_tune(gpu_model, processor, rows, epochs=1)
+    assert model_device(tuned).type == "cuda" and unseen_rows(tuned, rows) == []

@@ -46,6 +46,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "PROMPT_TEMPLATE": ".prompting",
         "encode_prompts": ".prompting",
         "encode_with_answers": ".prompting",
+        "model_device": ".prompting",
+        "to_device": ".prompting",
         "synthetic_vqa": ".synthetic",
         "TinyProcessor": ".tiny",
         "tiny_llava": ".tiny",

@@ -13,7 +13,13 @@ from typing import Any
 
 import torch
 
-from paperplug_bye.prompting import PROMPT_TEMPLATE, check_rows, encode_prompts
+from paperplug_bye.prompting import (
+    PROMPT_TEMPLATE,
+    check_rows,
+    encode_prompts,
+    model_device,
+    to_device,
+)
 
 ImageTokenMask = Callable[[Mapping[str, torch.Tensor]], torch.Tensor]
 
@@ -84,7 +90,8 @@ def last_token_attention(
     mask = batch.get("attention_mask")
     if mask is None:
         mask = torch.ones_like(batch["input_ids"])
-    last = last_token_positions(mask)
+    device = model_device(model)
+    last = last_token_positions(mask).to(device)
     rows: list[torch.Tensor | None] = [None] * len(modules)
 
     def keep_row(index: int) -> Callable[..., None]:
@@ -95,18 +102,18 @@ def last_token_attention(
                     "the attention layer returned no weights: eager attention is required"
                 )
             picked = weights[torch.arange(weights.shape[0]), :, last, :]  # (batch, heads, seq)
-            rows[index] = picked.float().mean(1)
+            rows[index] = picked.float().mean(1).cpu()
 
         return hook
 
     handles = [m.register_forward_hook(keep_row(i)) for i, m in enumerate(modules)]
     try:
         with eager_attention(model):
-            model(**batch, use_cache=False)
+            model(**to_device(batch, device), use_cache=False)
     finally:
         for h in handles:
             h.remove()
-    return torch.stack(rows, 1)  # (batch, layers, seq)
+    return torch.stack(rows, 1)  # (batch, layers, seq), on the CPU
 
 
 class AttentionExtractor:

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from paperplug.harness import progress as progress_bar
-from paperplug_bye.prompting import PROMPT_TEMPLATE, check_rows, encode_with_answers
+from paperplug_bye.prompting import PROMPT_TEMPLATE, check_rows, encode_with_answers, model_device
 
 TRAINED_ON = "paperplug_bye_trained_on"  # model attribute: digests of the fine-tuning rows
 
@@ -86,9 +86,11 @@ def fine_tune(
     params = [p for p in tuned.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=lr)
     generator = torch.Generator().manual_seed(seed)
+    device = model_device(tuned)
     for _ in progress_bar(range(epochs), "fine-tune", disable=not progress):
         for idx in torch.randperm(len(rows), generator=generator).split(batch_size):
-            batch = encode_with_answers(processor, [rows[i] for i in idx.tolist()], template)
+            part = [rows[i] for i in idx.tolist()]
+            batch = encode_with_answers(processor, part, template, device=device)
             loss = tuned(**batch).loss
             optimizer.zero_grad()
             loss.backward()
@@ -114,14 +116,14 @@ def answers_correct(
     """
     rows = check_rows(dataset)
     answers = [r["answer"] for r in rows] if answers is None else list(answers)
-    out = []
+    out, device = [], model_device(model)
     for start in range(0, len(rows), batch_size):
         part = slice(start, start + batch_size)
-        batch = encode_with_answers(processor, rows[part], template, answers[part])
+        batch = encode_with_answers(processor, rows[part], template, answers[part], device=device)
         labels = batch.pop("labels")
         pred = model(**batch).logits[:, :-1].argmax(-1)  # (batch, T-1)
         target = labels[:, 1:]
-        out.append(((pred == target) | (target == -100)).all(1).numpy())
+        out.append(((pred == target) | (target == -100)).all(1).cpu().numpy())
     return np.concatenate(out)
 
 

@@ -29,13 +29,31 @@ def check_rows(dataset: Any, what: str = "dataset") -> list[Mapping[str, Any]]:
     return rows
 
 
+def model_device(model: Any) -> torch.device:
+    """The device of the model's first parameter (its inputs are moved there)."""
+    return next((p.device for p in model.parameters()), torch.device("cpu"))
+
+
+def to_device(batch: Mapping[str, Any], device: torch.device | str | None) -> dict[str, Any]:
+    """A copy of `batch` with its tensors on `device` (None: unchanged)."""
+    if device is None:
+        return dict(batch)
+    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+
+
 def encode_prompts(
-    processor: Any, rows: Sequence[Mapping[str, Any]], template: str = PROMPT_TEMPLATE
+    processor: Any,
+    rows: Sequence[Mapping[str, Any]],
+    template: str = PROMPT_TEMPLATE,
+    *,
+    device: torch.device | str | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Processor outputs for the prompts alone (image + question, assistant turn open)."""
+    """Processor outputs for the prompts alone (image + question, assistant turn open),
+    on `device` (default: where the processor leaves them)."""
     texts = [template.format(question=r["question"]) for r in rows]
-    return dict(
-        processor(text=texts, images=[r["image"] for r in rows], return_tensors="pt", padding=True)
+    images = [r["image"] for r in rows]
+    return to_device(
+        processor(text=texts, images=images, return_tensors="pt", padding=True), device
     )
 
 
@@ -44,6 +62,8 @@ def encode_with_answers(
     rows: Sequence[Mapping[str, Any]],
     template: str = PROMPT_TEMPLATE,
     answers: Sequence[str] | None = None,
+    *,
+    device: torch.device | str | None = None,
 ) -> dict[str, torch.Tensor]:
     """Prompt + answer inputs with `labels` on the answer tokens only (-100 elsewhere), for SFT.
 
@@ -64,4 +84,4 @@ def encode_with_answers(
     batch["labels"] = torch.where(
         is_answer, batch["input_ids"], torch.full_like(batch["input_ids"], -100)
     )
-    return batch
+    return to_device(batch, device)
