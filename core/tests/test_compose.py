@@ -316,3 +316,12 @@ def test_evaluate_hands_the_attack_result_to_the_defenses():
     defense = NeedsTheModel()
     report = evaluate(PoisonWithModel(), None, [2], guard=compose(defense))
     assert defense.model == "fine-tuned" and report.guarded_success_rate == 0.0
+
+
+def test_results_name_objects_that_have_no_data_form():
+    class Big:
+        def __repr__(self):
+            return "x" * 5000
+
+    data = AttackResult([1], True, meta={"model": Big()}).to_dict()
+    assert data["meta"]["model"].endswith("Big>") and len(data["meta"]["model"]) < 200

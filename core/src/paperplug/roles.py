@@ -35,7 +35,8 @@ def to_jsonable(value: Any) -> Any:
         return to_jsonable(value.tolist())
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_jsonable(v) for v in value]
-    return repr(value)
+    text = repr(value)  # an object with no data form (a model, a function): named, not dumped
+    return text if len(text) <= 200 else f"<{type(value).__module__}.{type(value).__qualname__}>"
 
 
 class _Result:

@@ -123,7 +123,10 @@ def global_rng_state() -> dict[str, Any]:
 
 @contextlib.contextmanager
 def global_rng_untouched(what: str = "the method") -> Iterator[None]:
-    """Fail if the body draws from or reseeds a global random generator."""
+    """Fail if the body draws from or reseeds a global random generator.
+
+    A library imported for the first time inside the body may draw from `random` at import
+    (seen: sklearn.mixture importing rich); import such modules at module level."""
     before = global_rng_state()
     yield
     after = global_rng_state()
