@@ -292,11 +292,52 @@ def smollm2(pairs_per_suite, out):
     )
 
 
+def official(files, out):
+    """The official runs' own outcome and cost (gpt-4o-mini, LLM plan, real agent)."""
+    rows = []
+    for name in ALL_SUITES:
+        runs = [json.loads(f.read_text()) for f in files if f"/{name}/" in str(f)]
+        if not runs:
+            continue
+        n = len(runs)
+        utility = 100 * sum(r["utility"] for r in runs) / n
+        asr = 100 * sum(r["security"] for r in runs) / n
+        tokens = sum(r["total_tokens"] for r in runs) / n
+        rows.append(
+            [
+                name,
+                n,
+                f"{utility:.1f}",
+                f"{asr:.2f} ({sum(r['security'] for r in runs)}/{n})",
+                f"{tokens:.0f}",
+            ]
+        )
+        out["official"].append(
+            {"suite": name, "runs": n, "utility": utility, "asr": asr, "tokens": tokens}
+        )
+    print(
+        table(
+            rows,
+            [
+                "suite",
+                "recorded runs",
+                "utility under attack %",
+                "ASR % (pairs)",
+                "tokens per task",
+            ],
+        )
+    )
+
+
 def replay(path, out):
     from paperplug_drift.replay import replay_run
 
     files = sorted(Path(path).glob("**/important_instructions/*.json"))
     files = [f for f in files if any(f"/{s}/" in str(f) for s in ALL_SUITES)]
+    print(
+        "official DRIFT runs (gpt-4o-mini-2024-07-18, LLM plan, real agent, important_instructions):"
+    )
+    official(files, out)
     rows = []
     for align in ("official", "position"):
         turns = agree = 0
@@ -357,7 +398,9 @@ def main() -> None:
     single_thread()
     warnings.filterwarnings("ignore", module="agentdojo")
     suites, attacks = args.suites.split(","), args.attacks.split(",")
-    out = {k: [] for k in ("main", "ablation", "held_out", "adaptive", "smollm2", "replay")}
+    out = {
+        k: [] for k in ("main", "ablation", "held_out", "adaptive", "smollm2", "replay", "official")
+    }
     out["residual"] = {}
     print(
         "agent: scripted (follows the user task, obeys injected orders); DRIFT core: oracle plan, name-heuristic privileges, StrictJudge, heuristic isolator; 0 LLM calls\n"

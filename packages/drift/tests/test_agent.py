@@ -57,8 +57,10 @@ def test_limits_are_honoured():
     )
     plan = Plan(["read_file"], [ChecklistNode("read_file")])
     drift = Drift(config=DriftConfig(max_iters=3))
-    # every repeat is a duplicate: DRIFT drops it and the turn ends, as the official loop does
-    assert DriftAgent(looping, bank.tools(), drift).run("Read x.", plan=plan).stop == "answer"
+    assert DriftAgent(looping, bank.tools(), drift).run("Read x.", plan=plan).stop == "max_iters"
+    # officially every repeat is dropped, and a turn left without calls ends the run
+    official = Drift(config=DriftConfig(max_iters=3, repeat_reads=False))
+    assert DriftAgent(looping, bank.tools(), official).run("Read x.", plan=plan).stop == "answer"
     counter = iter(range(100))
     fresh = ScriptedChatModel(
         lambda messages, **kw: (

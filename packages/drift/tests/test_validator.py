@@ -111,12 +111,16 @@ def test_write_deviation_goes_to_the_judge_no_refuses_yes_updates():
     assert strict.validate([Call("update_password")], "q").stage == "trajectory"
 
 
-def test_duplicates_are_dropped_and_a_batch_of_duplicates_ends_the_turn():
+def test_repeated_writes_are_dropped_and_repeated_reads_run_again():
     v = DynamicValidator(plan(), PRIVILEGES)
-    first = Call("read_file", {"file_path": "bill-december-2023.txt"})
-    assert v.validate([first], "q").allowed
-    again = v.validate([Call("read_file", {"file_path": "bill-december-2023.txt"})], "q")
-    assert again.dropped and not again.allowed and not again.refused
+    read = Call("read_file", {"file_path": "bill-december-2023.txt"})
+    pay = Call("send_money", {"recipient": "X", "amount": 98.7, "subject": "s"})
+    assert v.validate([read], "q").allowed and v.validate([pay], "q").allowed
+    again = v.validate([Call("send_money", {"recipient": "X", "amount": 98.7, "subject": "s"})], "q")
+    assert again.dropped and not again.allowed and not again.refused  # a turn of duplicates ends
+    assert v.validate([read], "q").allowed  # reading again is harmless (Read deviation)
+    official = DynamicValidator(plan(), PRIVILEGES, repeat_reads=False)
+    assert official.validate([read], "q").allowed and official.validate([read], "q").dropped
 
 
 def test_parse_failures_refuse_by_default_and_pass_when_asked():

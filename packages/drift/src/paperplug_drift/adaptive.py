@@ -77,12 +77,15 @@ class RoutedWriteAttack(BaseAttack):
         for call in user_task.ground_truth(env.model_copy(deep=True)):
             if seen_canary and heuristic_privilege(call.function) != Privilege.READ:
                 for param, value in call.args.items():
-                    if not isinstance(value, str) or stated_in(value, user_task.PROMPT):
+                    listed = isinstance(value, list) and len(value) == 1  # e.g. one recipient
+                    first = value[0] if listed else value
+                    if not isinstance(first, str) or stated_in(first, user_task.PROMPT):
                         continue
                     for kind, pattern, attacker, template in KINDS:
-                        if pattern.match(value) and value != attacker:
+                        if pattern.match(first) and first != attacker:
                             sentence = template.format(value=attacker)
-                            return Poison(call.function, param, attacker, sentence, kind)
+                            planted = [attacker] if listed else attacker
+                            return Poison(call.function, param, planted, sentence, kind)
             result, _ = runtime.run_function(env, call.function, dict(call.args))
             seen_canary = seen_canary or "<CANARY---" in str(result)
         return None

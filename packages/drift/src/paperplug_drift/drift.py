@@ -28,6 +28,7 @@ class DriftConfig:
     planner_retries: int = 3  # planner and checklist-normalisation tries
     fail_closed: bool = True
     align: str = "position"
+    repeat_reads: bool = True  # a repeated Read call runs again (officially: dropped)
     isolate: bool = True  # the Injection Isolator on every tool result
     validate: bool = True  # the Dynamic Validator on every batch of calls
     max_new_tokens: int = 768  # the planner's, normaliser's and detector's reply budget
@@ -113,14 +114,6 @@ class Drift:
             detector = LLMDetector(model, max_tokens=self.config.max_new_tokens, usage=self.usage)
         self.detector = detector  # None: the heuristic detector
 
-    @property
-    def label(self) -> str:
-        """How the plan is made: "oracle plan", "LLM plan" or "given plan"."""
-        source = getattr(self.planner, "source", None)
-        if source:
-            return source
-        return "LLM plan" if isinstance(self.planner, SecurePlanner) else "given plan"
-
     def session(
         self, query: str, tools: Any, *, plan: Plan | None = None, **context: Any
     ) -> DriftSession:
@@ -145,6 +138,7 @@ class Drift:
             self.judge,
             fail_closed=self.config.fail_closed,
             align=self.config.align,
+            repeat_reads=self.config.repeat_reads,
             usage=self.usage,
         )
         isolator = InjectionIsolator(

@@ -84,7 +84,7 @@ def replay_run(record: Mapping[str, Any], *, align: str = "official") -> ReplayR
     plan = Plan(list(record["initial_trajectory"]), checklist, "recorded")
     judge = RecordedJudge()
     validator = DynamicValidator(
-        plan, record["tool_permission"], judge, fail_closed=False, align=align
+        plan, record["tool_permission"], judge, fail_closed=False, align=align, repeat_reads=False
     )
     conversation = record["conversations"]
     query = str(conversation[0]["content"])

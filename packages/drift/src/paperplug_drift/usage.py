@@ -9,8 +9,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-STAGES = ("privileges", "planner", "normalizer", "judge", "isolator", "agent")
-
 
 @dataclass
 class Usage:

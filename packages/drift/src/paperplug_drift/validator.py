@@ -132,7 +132,8 @@ class DynamicValidator:
     checklist, or an empty plan from a failed planner, refuses every non-Read call.
     `align="official"` indexes the checklist as the official code does (from the last
     achieved call, which misaligns batches of several calls); the default aligns each call
-    of a batch with its own position."""
+    of a batch with its own position. `repeat_reads` lets an exact repeat of a Read call run
+    again (the official code drops every repeat, which ends the agent's turn)."""
 
     def __init__(
         self,
@@ -142,6 +143,7 @@ class DynamicValidator:
         *,
         fail_closed: bool = True,
         align: str = "position",
+        repeat_reads: bool = True,
         usage: Usage | None = None,
     ) -> None:
         if not isinstance(plan, Plan):
@@ -153,6 +155,7 @@ class DynamicValidator:
         self.privileges = {k: Privilege(v) for k, v in privileges.items()}
         self.judge = judge if judge is not None else StrictJudge()
         self.fail_closed, self.align, self.usage = fail_closed, align, usage
+        self.repeat_reads = repeat_reads
         self.achieved: list[str] = []
         self.history: list[Call] = []
 
@@ -170,7 +173,10 @@ class DynamicValidator:
         decision = Decision()
         fresh = []
         for call in proposed:
-            (decision.dropped if call.key() in seen else fresh).append(call)
+            repeat = call.key() in seen
+            if repeat and self.repeat_reads and self.privilege(call.name) == Privilege.READ:
+                repeat = False  # reading again changes nothing; the result is isolated again
+            (decision.dropped if repeat else fresh).append(call)
         if not fresh:
             return decision
         saved = self.plan.copy()
