@@ -5,7 +5,7 @@ from (validator only, isolator only), injection styles the isolator's cues were 
 for, an adaptive attack written against DRIFT's rules, DRIFT with SmolLM2-135M as planner,
 judge and isolator on a small sample, and the replay of the official recorded runs.
 
-make bench PKG=drift                      # everything (about 30 min on a busy 2-core CPU)
+make bench PKG=drift                      # everything (about 25 min on a busy 2-core CPU)
 python bench/run.py --suites banking --no-smollm2 --no-held-out   # a quick look
 """
 

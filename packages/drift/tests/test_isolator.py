@@ -1,4 +1,4 @@
-"""The Injection Isolator (§3.3): whitespace-tolerant removal, one re-detection, the masked
+"""The Injection Isolator: whitespace-tolerant removal, one re-detection, the masked
 text kept; the heuristic detector; parse failures fail closed."""
 
 import pytest

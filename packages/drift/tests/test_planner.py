@@ -1,4 +1,4 @@
-"""The Secure Planner (§3.1): parsing, JSON repair, bounded retries with a scripted model,
+"""The Secure Planner: parsing, JSON repair, bounded retries with a scripted model,
 and the oracle plan."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""The Dynamic Validator (§3.2): checklist check on hand-made cases, the trajectory check with
+"""The Dynamic Validator: checklist check on hand-made cases, the trajectory check with
 Read auto-approval and the judge, deduplication, fail-closed parse failures."""
 
 import pytest
@@ -116,7 +116,9 @@ def test_repeated_writes_are_dropped_and_repeated_reads_run_again():
     read = Call("read_file", {"file_path": "bill-december-2023.txt"})
     pay = Call("send_money", {"recipient": "X", "amount": 98.7, "subject": "s"})
     assert v.validate([read], "q").allowed and v.validate([pay], "q").allowed
-    again = v.validate([Call("send_money", {"recipient": "X", "amount": 98.7, "subject": "s"})], "q")
+    again = v.validate(
+        [Call("send_money", {"recipient": "X", "amount": 98.7, "subject": "s"})], "q"
+    )
     assert again.dropped and not again.allowed and not again.refused  # a turn of duplicates ends
     assert v.validate([read], "q").allowed  # reading again is harmless (Read deviation)
     official = DynamicValidator(plan(), PRIVILEGES, repeat_reads=False)

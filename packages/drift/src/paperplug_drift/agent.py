@@ -1,4 +1,4 @@
-"""The DRIFT agent loop over any ChatModel and plain Python tools (§3, with the official
+"""The DRIFT agent loop over any ChatModel and plain Python tools (with the official
 limits: at most `max_iters` turns after the first, and the run stops once the conversation
 holds more than `max_messages` messages).
 

@@ -26,7 +26,7 @@ class Call:
     arguments: dict[str, Any] = field(default_factory=dict)
 
     def key(self) -> str:
-        """Name plus canonical JSON arguments: two calls with equal keys are duplicates (§3.2)."""
+        """Name plus canonical JSON arguments: two calls with equal keys are duplicates."""
         return json.dumps([self.name, self.arguments], sort_keys=True, default=str)
 
     def render(self) -> str:

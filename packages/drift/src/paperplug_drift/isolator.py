@@ -1,4 +1,4 @@
-"""Stage 3 of DRIFT, the Injection Isolator (§3.3): after every tool call, instructions in the
+"""Stage 3 of DRIFT, the Injection Isolator: after every tool call, instructions in the
 result that conflict with the user's query are detected and removed before the result enters
 the agent's memory; the masked text is what the agent keeps.
 

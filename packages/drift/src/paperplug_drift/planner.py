@@ -1,5 +1,5 @@
 """Stage 1 of DRIFT, the Secure Planner: before any tool output is seen, the user's query and
-the tool schemas give a minimal function trajectory and a parameter checklist (§3.1).
+the tool schemas give a minimal function trajectory and a parameter checklist.
 
 The planner's answer carries `<function_trajectory>[f1, f2]</function_trajectory>` and
 `<parameter_checklist>[{"name", "required parameters", "conditions"}]</parameter_checklist>`.
@@ -154,7 +154,7 @@ def parse_checklist(text: str) -> list[ChecklistNode] | None:
 
 
 class SecurePlanner:
-    """Plans with any ChatModel: `plan(query, tools) -> Plan` (the paper's §3.1 Secure Planner).
+    """Plans with any ChatModel: `plan(query, tools) -> Plan` (the paper's Secure Planner).
 
     `max_retries` bounds both the planner calls (when the trajectory tag is missing) and the
     normalisation passes (when the checklist cannot be parsed), as the official code's 3 tries.

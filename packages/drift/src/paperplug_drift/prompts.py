@@ -1,4 +1,4 @@
-"""The agent's prompt in DRIFT's text protocol (§3, agent turn): the tools, the reply format
+"""The agent's prompt in DRIFT's text protocol (the agent turn): the tools, the reply format
 (`<function_thought>`, `<function_call>`, `<final_answer>`), and under DRIFT the execution
 guidelines: the plan, its checklist and the trajectory achieved so far, re-sent every turn.
 """

@@ -1,4 +1,4 @@
-"""Stage 2 of DRIFT, the Dynamic Validator (§3.2): every batch of proposed calls passes
+"""Stage 2 of DRIFT, the Dynamic Validator: every batch of proposed calls passes
 (a) deduplication against the calls already run, (b) the trajectory check against the plan
 and (c) the checklist check on the values the user fixed.
 
@@ -65,7 +65,7 @@ class IntentJudge:
 
 
 def check_node(node: ChecklistNode | None, call: Call) -> str | None:
-    """The checklist check of one call against its plan node (§3.2): the name must match, and
+    """The checklist check of one call against its plan node: the name must match, and
     every value the user fixed (not None, not a `{placeholder}`) must be present and match by
     substring in either direction. Returns None when the call passes, else the reason."""
     if node is None:
@@ -197,7 +197,7 @@ class DynamicValidator:
         return decision
 
     def approve(self, calls: Sequence[Any]) -> None:
-        """The user-approval path (§3.2): accept `calls` without checks, inserting each that
+        """The user-approval path: accept `calls` without checks, inserting each that
         deviates into the plan with an empty checklist node. (The paper's evaluation never
         approves; a deployment may ask its user.)"""
         for call in (as_call(c) for c in calls):
