@@ -136,7 +136,8 @@ def progress(
     except ImportError:
         yield from iterable
         return
-    yield from tqdm(iterable, desc=desc, total=total, leave=False, **kw)
+    kw.setdefault("leave", False)
+    yield from tqdm(iterable, desc=desc, total=total, **kw)
 
 
 def pyplot() -> Any:
