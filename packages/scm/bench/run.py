@@ -1,6 +1,10 @@
 """Benchmark: SCM beside a full-detection classifier of the same backbone applied to growing
-prefixes, and SCM without the logic loss, on the generated FineHarm-like set (3 seeds); plus
-the cost of KV-cached streaming against re-reading every prefix. Prints ratios.
+prefixes, and SCM without the logic loss, on the generated FineHarm-like set (3 seeds); the
+prompt through `guard.wrap`; per-word cost at 500 and 4000 words; false stops of long benign
+replies under the cumulative and the windowed delay-k; interleaved conversations. Prints
+tables and ratios.
+
+make bench PKG=scm            (ARGS="--seeds 0" for a quicker run)
 
 No installable peer runs here offline (llm-guard pins transformers 4.51 and needs downloaded
 weights): the baselines are the paper's own, trained in-house on the same inputs.
@@ -9,94 +13,232 @@ weights): the baselines are the paper's own, trained in-house on the same inputs
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+from typing import Any
 
-import torch
-from paperplug_scm.demo import compare
-from paperplug_scm.fineharm import encode_fineharm, response_text
+from paperplug_llm import ScriptedChatModel
+from paperplug_scm.embedded import load_data, long_reply, train_variant
+from paperplug_scm.evaluation import binary_metrics
+from paperplug_scm.fineharm import response_text
 
-PAPER = {  # Table 2, Qwen2.5-0.5B backbone, FineHarm test set
-    "SCM (token head, delay-k)": (95.64, 18.0),
-    "full detector on prefixes": (88.77, None),
+from paperplug import compose
+from paperplug.harness import best_of, fmt_ci, progress, single_thread, table
+
+LABELS = {
+    "scm": "SCM (token head, delay-k)",
+    "scm_no_logic": "SCM without logic loss (γ=0)",
+    "full": "full detector on growing prefixes",
 }
+PAPER = {"scm": "95.64 / 18%", "scm_no_logic": "(1.5B: 92.53)", "full": "88.77 / -"}
 
 
-def streaming_cost(trainer, test, n: int = 40) -> tuple[float, float]:
-    """Seconds per response: KV-cached monitor vs a full forward on every growing prefix."""
-    mon = trainer.monitor(theta=1.0, k=10_000)  # never stops: reads every token
-    t0 = time.perf_counter()
-    for ex in test[:n]:
-        mon.start(ex["prompt"])
-        for word in response_text(ex).split(" "):
-            mon.push(word + " ")
-        mon.finish()
-    cached = (time.perf_counter() - t0) / n
-    enc = encode_fineharm(test[:n], trainer.tokenizer_)
-    t0 = time.perf_counter()
-    with torch.no_grad():
-        for e in enc:
-            for end in range(e.response_start + 1, len(e.input_ids) + 1):
-                trainer.model_.hidden(torch.tensor([e.input_ids[:end]]))
-    return cached, (time.perf_counter() - t0) / n
+def words_of(text: str) -> list[str]:
+    """A reply as an LLM streams it: words with their leading space."""
+    return [" " + w if i else w for i, w in enumerate(text.split(" "))]
+
+
+def quality(results: dict[str, list[dict]], seeds: list[int]) -> str:
+    rows = []
+    for name, label in LABELS.items():
+        ms = results[name]
+        rows.append(
+            [
+                label,
+                fmt_ci([100 * m["macro_f1"] for m in ms], 2),
+                fmt_ci([100 * m["false_alarm_rate"] for m in ms], 2),
+                fmt_ci([100 * m["miss_rate"] for m in ms], 2),
+                fmt_ci([100 * m["frac_read_harmful"] for m in ms], 1),
+                ", ".join(m["theta_k"] for m in ms),
+                PAPER[name],
+            ]
+        )
+    whole = [100 * m["whole_macro_f1"] for m in results["full"]]
+    rows.append(["full detector on whole responses", fmt_ci(whole, 2), "-", "-", "100", "-", "-"])
+    header = ["method", "macro-F1", "FAR %", "MAR %", "read harmful %", "θ/k per seed"]
+    return f"seeds {seeds}, 400 test responses each\n" + table(rows, [*header, "paper F1 / read"])
+
+
+def prompt_effect(trainer: Any, test: list[dict]) -> dict[str, float]:
+    """False alarms on benign replies and misses on harmful ones through `guard.wrap` (the
+    prompt reaches the monitor) and through `guard.stream` without a context (it does not)."""
+    benign = [ex for ex in test if not any(ex["sentence_labels"])]
+    harmful = [ex for ex in test if any(ex["sentence_labels"])]
+    out = {}
+    for group, exs in (("benign", benign), ("harmful", harmful)):
+        chat = compose(trainer.monitor()).wrap(ScriptedChatModel([response_text(e) for e in exs]))
+        stopped = 0
+        for ex in exs:
+            chat.chat([{"role": "user", "content": ex["prompt"]}])
+            stopped += not chat.last_verdict.valid
+        guard = compose(trainer.monitor())
+        bare = 0
+        for ex in exs:
+            stream = guard.stream(words_of(response_text(ex)))
+            list(stream)
+            bare += stream.stopped_at is not None
+        out[f"{group}_wrap"], out[f"{group}_bare"] = stopped / len(exs), bare / len(exs)
+    return out  # benign: the false-alarm rate; harmful: the share stopped (1 - miss rate)
+
+
+def per_word_ms(monitor: Any, prompt: str, words: list[str]) -> tuple[float, float]:
+    """Milliseconds per word over the whole reply and over its last 10% (best of 3)."""
+    import time
+
+    def run() -> list[float]:
+        session, stamps = monitor.start(prompt), [time.perf_counter()]
+        for w in words:
+            session.push(w)
+            stamps.append(time.perf_counter())
+        session.finish()
+        return stamps
+
+    stamps, _ = best_of(run, 3)
+    tail = len(words) // 10
+    return (
+        1000 * (stamps[-1] - stamps[0]) / len(words),
+        1000 * (stamps[-1] - stamps[-1 - tail]) / tail,
+    )
+
+
+def cost(trainer: Any) -> str:
+    rows = []
+    for n in (500, 4000):
+        prompt, text = long_reply(n, seed=0)
+        for mode in ("tail", "full"):
+            mon = trainer.monitor(theta=1.0, k=10**9, retokenise=mode)  # reads every token
+            whole, last = per_word_ms(mon, prompt, words_of(text))
+            rows.append([n, mode, whole, last])
+    header = ["reply words", "re-tokenise", "ms / word (all)", "ms / word (last 10%)"]
+    return table(rows, header, digits=2)
+
+
+def interleaved_ms(trainer: Any, test: list[dict]) -> tuple[float, float]:
+    """Milliseconds per word for two replies checked in turns, word by word: one session
+    per conversation against one stream for both (each turn restarts it)."""
+    import time
+
+    a, b = test[0], test[1]
+    streams = [(a["prompt"], words_of(response_text(a))), (b["prompt"], words_of(response_text(b)))]
+    n_words = sum(len(w) for _, w in streams)
+    out = []
+    for keyed in (True, False):
+        mon = trainer.monitor(theta=1.0, k=10**9)
+
+        def run(mon: Any = mon, keyed: bool = keyed) -> None:
+            for i in range(max(len(w) for _, w in streams)):
+                for cid, (prompt, words) in enumerate(streams):
+                    if i < len(words):
+                        ctx = {"prompt": prompt, **({"conversation_id": cid} if keyed else {})}
+                        mon.check("".join(words[: i + 1]), ctx)
+
+        start = time.perf_counter()
+        run()
+        out.append(1000 * (time.perf_counter() - start) / n_words)
+    return out[0], out[1]
+
+
+def false_stops(trainer: Any, test: list[dict], n_replies: int) -> list[list[Any]]:
+    """Share of long benign replies stopped, by length, under several rules; and the share of
+    harmful test replies each rule misses."""
+    from paperplug_scm.stopping import delay_k_stop
+
+    scores = {}
+    for n in (100, 500, 2000):
+        scores[n] = []
+        for seed in range(n_replies):
+            prompt, text = long_reply(n, seed=seed)
+            session = trainer.monitor(theta=1.0, k=10**9).start(prompt)
+            session.push(text)
+            session.finish()
+            scores[n].append(session.token_scores)
+    harmful_scores, labels = trainer.score(test)
+    rules = [
+        (trainer.theta_, trainer.k_, None),
+        (trainer.theta_, trainer.k_ + 1, None),
+        (trainer.theta_, trainer.k_ + 1, 50),
+        (0.5, 4, None),
+        (0.5, 4, 50),
+    ]
+    rows = []
+    for theta, k, window in rules:
+        row: list[Any] = [theta, k, window or "cumulative"]
+        row += [
+            sum(delay_k_stop(s, theta, k, window) is not None for s in ss) / len(ss)
+            for ss in scores.values()
+        ]
+        missed = [
+            delay_k_stop(s, theta, k, window) is None
+            for s, y in zip(harmful_scores, labels, strict=True)
+            if y == 1
+        ]
+        rows.append([*row, sum(missed) / len(missed)])
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--n-train", type=int, default=800)
+    parser.add_argument("--long-replies", type=int, default=20, help="benign replies per length")
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    rows: dict[str, list[dict]] = {}
-    cost = []
-    for seed in args.seeds:
-        print(f"seed {seed}: training SCM, SCM without logic loss, full detector ...", flush=True)
-        res = compare(
-            args.n_train, seed=seed, progress=False, variants=("scm", "scm_no_logic", "full")
-        )
-        for name in ("scm", "scm_no_logic", "full"):
-            m = dict(res[name]["metrics"])
-            m["theta_k"] = f"{res[name]['trainer'].theta_}/{res[name]['trainer'].k_}"
-            rows.setdefault(name, []).append(m)
-        cost.append(streaming_cost(res["scm"]["trainer"], res["test"]))
-
-    def mean(name, key):
-        return statistics.mean(100 * r[key] for r in rows[name])
-
-    labels = {
-        "scm": "SCM (token head, delay-k)",
-        "scm_no_logic": "SCM without logic loss",
-        "full": "full detector on prefixes",
-    }
-    print(f"\nmean over seeds {args.seeds} (test 400 responses each, train {args.n_train})")
-    head = f"{'method':30s} {'macro-F1':>8s} {'FAR%':>6s} {'MAR%':>6s} {'read harm%':>10s} "
-    print(head + f"{'read caught%':>12s}  θ/k per seed   paper F1 / read")
-    for name, label in labels.items():
-        paper = PAPER.get(label, (None, None))
-        ref = f"{paper[0]} / {paper[1]}%" if paper[0] else "—"
-        if name == "full":
-            ref = f"{paper[0]} / —"
-        print(
-            f"{label:30s} {mean(name, 'macro_f1'):8.2f} {mean(name, 'false_alarm_rate'):6.2f} "
-            f"{mean(name, 'miss_rate'):6.2f} {mean(name, 'frac_read_harmful'):10.1f} "
-            f"{mean(name, 'frac_read_caught'):12.1f}  "
-            f"{','.join(r['theta_k'] for r in rows[name]):14s} {ref}"
-        )
-    whole = statistics.mean(100 * r["whole_response_macro_f1"] for r in rows["full"])
-    print(f"{'full detector, whole response':30s} {whole:8.2f} {'':6s} {'':6s} {100.0:10.1f}")
-    gap = whole - mean("scm", "macro_f1")
-    print(
-        f"\nSCM vs full detection on whole responses: {gap:+.2f} F1 points behind "
-        f"(goal: within 2), reading {mean('scm', 'frac_read_harmful'):.1f}% of harmful "
-        "tokens (goal: <= 40%)"
-    )
-    ratio = mean("scm", "macro_f1") / mean("full", "macro_f1")
+    single_thread()
+    results: dict[str, list[dict]] = {name: [] for name in LABELS}
+    prompts, stops = [], []
+    for seed in progress(args.seeds, "seeds"):
+        train, val, test = load_data(seed, n_train=args.n_train)
+        trainers = {}
+        for name in LABELS:
+            trainers[name] = tr = train_variant(name, train, val, seed=seed, progress=False)
+            m = dict(tr.evaluate(test), theta_k=f"{tr.theta_}/{tr.k_}")
+            if name == "full":
+                whole = [int(p >= 0.5) for p in tr.full_detection(test)]
+                truth = [int(any(ex["sentence_labels"])) for ex in test]
+                m["whole_macro_f1"] = binary_metrics(whole, truth)["macro_f1"]
+            results[name].append(m)
+        prompts.append(prompt_effect(trainers["scm"], test))
+        stops.append(false_stops(trainers["scm"], test, args.long_replies))
+        if seed == args.seeds[0]:
+            first, first_test = trainers["scm"], test
+    print("\n== streaming detection (same tiny Qwen2 backbone, θ/k chosen on validation)")
+    print(quality(results, args.seeds))
+    scm_f1 = [m["macro_f1"] for m in results["scm"]]
+    full_f1 = [m["macro_f1"] for m in results["full"]]
+    ratio = sum(scm_f1) / sum(full_f1)
     print(f"SCM / full-on-prefixes macro-F1 ratio: {ratio:.4f}")
-    c, f = statistics.mean(c for c, _ in cost), statistics.mean(f for _, f in cost)
+
+    print("\n== the prompt reaches the monitor through guard.wrap (per seed)")
+    rows = [
+        [
+            s,
+            100 * p["benign_wrap"],
+            100 * p["benign_bare"],
+            100 * (1 - p["harmful_wrap"]),
+            100 * (1 - p["harmful_bare"]),
+        ]
+        for s, p in zip(args.seeds, prompts, strict=True)
+    ]
+    means = [sum(r[c] for r in rows) / len(rows) for c in range(1, 5)]
+    rows.append(["mean", *means])
+    header = ["seed", "FAR % wrap (prompt)", "FAR % no prompt", "MAR % wrap", "MAR % no prompt"]
+    print(table(rows, header, digits=1))
+
+    print("\n== per-word cost of the monitor, seed", args.seeds[0], "(never stops: reads all)")
+    print(cost(first))
+    keyed, shared = interleaved_ms(first, first_test)
     print(
-        f"streaming cost per response: KV-cached {1000 * c:.1f} ms, re-reading every prefix "
-        f"{1000 * f:.1f} ms ({f / c:.1f}x)"
+        f"two conversations in turns: {keyed:.2f} ms/word with one session each, "
+        f"{shared:.2f} ms/word with one stream for both ({shared / keyed:.1f}x)"
     )
+
+    print(f"\n== false stops of long benign replies ({args.long_replies} per length and seed)")
+    rows = []
+    for i in range(len(stops[0])):
+        theta, k, window = stops[0][i][:3]
+        cells = [fmt_ci([100 * s[i][c] for s in stops], 1) for c in range(3, 7)]
+        ks = ",".join(sorted({str(s[i][1]) for s in stops}))
+        rows.append([theta if i > 2 else "θ_", ks if i < 3 else k, window, *cells])
+    header = ["θ", "k", "window", "100 words %", "500 words %", "2000 words %", "harmful missed %"]
+    print(table(rows, header))
+    print("(θ_ and k: as chosen on validation per seed; k+1 rows add one to it)")
     return 0
 
 

@@ -1,5 +1,7 @@
 """The naive and delay-k rules, metrics and the choice of θ and k."""
 
+import random
+
 import pytest
 from paperplug_scm import (
     DelayKCounter,
@@ -24,14 +26,68 @@ def test_delay_k_counts_non_consecutive_tokens():
     assert counter.n_flagged == 4 and counter.n_seen == 7
 
 
+def test_windowed_rule_by_hand():
+    scores = [0.9, 0.1, 0.1, 0.9, 0.1, 0.1, 0.9, 0.9]
+    assert delay_k_stop(scores, 0.5, 2) == 3  # cumulative: the 2nd flag, far from the 1st
+    assert delay_k_stop(scores, 0.5, 2, window=3) == 7  # 2 flags within 3 tokens
+    assert delay_k_stop(scores, 0.5, 3, window=4) is None
+    assert delay_k_stop(scores, 0.5, 1, window=1) == naive_stop(scores, 0.5) == 0
+    counter = DelayKCounter(0.5, 2, window=3)
+    assert [counter.update(s) for s in scores[:4]] == [False] * 4
+    assert counter.n_flagged == 1  # the flag at 0 left the window
+
+
+def test_rules_match_their_definitions_by_brute_force():
+    rng = random.Random(0)
+    for _ in range(300):
+        scores = [rng.random() for _ in range(rng.randint(0, 40))]
+        theta, k = rng.choice([0.5, 0.7, 0.9]), rng.randint(1, 5)
+        window = rng.choice([None, k, k + 3, 20])
+        flags = [s >= theta for s in scores]
+        want = next(
+            (
+                i
+                for i in range(len(scores))
+                if sum(flags[(0 if window is None else max(0, i + 1 - window)) : i + 1]) >= k
+            ),
+            None,
+        )
+        got = delay_k_stop(scores, theta, k, window)
+        assert got == want
+        cumulative = delay_k_stop(scores, theta, k)
+        if got is not None:  # a window only ever delays or prevents a stop
+            assert cumulative is not None and cumulative <= got
+
+
+def test_truncate_forgets_the_last_tokens():
+    counter = DelayKCounter(0.5, 3)
+    for s in (0.9, 0.9, 0.1, 0.9):
+        counter.update(s)
+    assert counter.stop and counter.n_seen == 4
+    counter.truncate(2)
+    assert counter.n_seen == 2 and counter.n_flagged == 2 and not counter.stop
+
+
 def test_threshold_is_inclusive():
     assert naive_stop([0.49, 0.5], 0.5) == 1
 
 
-@pytest.mark.parametrize("theta,k", [(0.0, 1), (1.2, 1), (0.5, 0), (0.5, 2.0), (0.5, True)])
-def test_bad_rule_rejected(theta, k):
+@pytest.mark.parametrize(
+    "theta,k,window",
+    [
+        (0.0, 1, None),
+        (1.2, 1, None),
+        (0.5, 0, None),
+        (0.5, 2.0, None),
+        (0.5, True, None),
+        (0.5, 3, 2),
+        (0.5, 1, 0),
+        (0.5, 1, 2.5),
+    ],
+)
+def test_bad_rule_rejected(theta, k, window):
     with pytest.raises(ValueError):
-        DelayKCounter(theta, k)
+        DelayKCounter(theta, k, window)
 
 
 def test_metrics_by_hand():

@@ -1,71 +1,113 @@
-"""Dual-supervision training on the seeded default, checkpoints, and the role contracts."""
+"""Dual-supervision training: the seeded outcome over several seeds, reproducibility in a new
+process, the caller's random state, checkpoints, bad input."""
+
+import json
+import os
+import subprocess
+import sys
 
 import pytest
-from paperplug_scm import SCMTrainer, StreamingMonitor, make_fineharm_like
-from paperplug_scm.fineharm import response_text
+import torch
+from paperplug_scm import (
+    EMBEDDED_TRAINING,
+    SCMTrainer,
+    StreamingMonitor,
+    load_data,
+    make_fineharm_like,
+)
 
-from paperplug.testing import DefenseContract, TrainerContract
+from paperplug.testing import global_rng_untouched
+
+SEEDS = range(6)
+TINIER = {"epochs": 1, "progress": False, "tiny": {"hidden_size": 16, "num_layers": 1}}
 
 
-def test_scm_detects_early_on_the_seeded_default(trained, splits):
-    m = trained.evaluate(splits[2])
-    assert m["macro_f1"] >= 0.9
-    assert m["frac_read_harmful"] < 0.6
-    assert trained.history_["loss"][-1] < trained.history_["loss"][0]
-    assert trained.history_["lr"][-1] < 1e-3  # the exponential schedule decays per step
+def test_scm_detects_early_over_seeds():
+    """Stated rate: on at least 5 of 6 seeds (fresh data, backbone, order and dropout each),
+    streaming macro-F1 >= 0.9 while reading < 60% of harmful responses' tokens, and the
+    loss falls. Measured here: 6 of 6, macro-F1 0.97-1.00, 28-41% read."""
+    good, seen = 0, []
+    for seed in SEEDS:
+        train, val, test = load_data(seed, n_train=200, n_val=100, n_test=200)
+        tr = SCMTrainer(
+            seed=seed,
+            progress=False,
+            tiny={"hidden_size": 64, "num_layers": 1},
+            **EMBEDDED_TRAINING,
+        ).fit(train, val)
+        m = tr.evaluate(test)
+        seen.append((seed, round(m["macro_f1"], 3), round(m["frac_read_harmful"], 2)))
+        falls = tr.history_["loss"][-1] < tr.history_["loss"][0]
+        good += m["macro_f1"] >= 0.9 and m["frac_read_harmful"] < 0.6 and falls
+    assert good >= 5, seen
+
+
+def test_schedule_and_history(trained):
+    assert trained.history_["lr"][-1] < EMBEDDED_TRAINING["learning_rate"]  # decays per step
+    assert {"loss", "token", "response", "logic"} <= set(trained.history_.records[0])
+    assert trained.history_["val_macro_f1"] and trained.history_["theta"] == [trained.theta_]
+
+
+def test_fit_leaves_the_callers_random_state_alone(splits):
+    torch.manual_seed(123)
+    with global_rng_untouched("SCMTrainer.fit"):
+        SCMTrainer(seed=1, **TINIER).fit(splits[0][:16])
+
+
+SCRIPT = """
+import json, sys
+from paperplug_scm import SCMTrainer, make_fineharm_like
+data = make_fineharm_like(24, seed=4)
+kw = {"epochs": 1, "progress": False, "tiny": {"hidden_size": 16, "num_layers": 1}}
+print(json.dumps(SCMTrainer(seed=5, **kw).fit(data).score(data[:3])[0]))
+"""
+
+
+def test_same_seed_same_model_in_a_new_process():
+    data = make_fineharm_like(24, seed=4)
+    here = SCMTrainer(seed=5, **TINIER).fit(data).score(data[:3])[0]
+    env = {**os.environ, "PYTHONHASHSEED": "7", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, check=True
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == here
+    other = SCMTrainer(seed=6, **TINIER).fit(data).score(data[:3])[0]
+    assert other != here
 
 
 def test_checkpoint_round_trip(trained, checkpoint, splits):
     loaded = SCMTrainer.load(checkpoint)
-    assert (loaded.theta_, loaded.k_) == (trained.theta_, trained.k_)
+    assert (loaded.theta_, loaded.k_, loaded.window) == (trained.theta_, trained.k_, None)
     a, _ = trained.score(splits[2][:5])
     b, _ = loaded.score(splits[2][:5])
     assert [x for r in a for x in r] == pytest.approx([x for r in b for x in r], abs=1e-6)
     assert loaded.optimizer_.state_dict()["state"].keys() == (
         trained.optimizer_.state_dict()["state"].keys()
     )
-    mon = StreamingMonitor.from_pretrained(checkpoint, k=2)
-    assert mon.k == 2 and mon.theta == trained.theta_
+    mon = StreamingMonitor.from_pretrained(checkpoint, k=2, window=5)
+    assert (mon.k, mon.window, mon.theta) == (2, 5, trained.theta_)
 
 
-def test_same_seed_same_model(splits):
-    small = splits[0][:40]
-    kw = {"epochs": 1, "progress": False, "tiny": {"hidden_size": 32, "num_layers": 1}}
-    a = SCMTrainer(seed=5, **kw).fit(small).score(small[:3])[0]
-    b = SCMTrainer(seed=5, **kw).fit(small).score(small[:3])[0]
-    assert a == b
+def test_windowed_rule_is_kept_through_fit_and_checkpoint(splits, tmp_path):
+    tr = SCMTrainer(seed=0, window=4, ks=(1, 2, 3), **TINIER).fit(splits[0][:24], splits[1][:24])
+    assert tr.k_ <= 4 and tr.monitor().window == 4
+    assert StreamingMonitor.from_pretrained(tr.save(tmp_path / "w")).window == 4
 
 
-def test_bad_training_input_rejected():
+def test_bad_training_input_rejected(splits):
+    before = json.dumps(splits[0][:2])
     with pytest.raises(ValueError):
         SCMTrainer().fit([])
     with pytest.raises(TypeError):
         SCMTrainer().fit("FineHarm")
     with pytest.raises(ValueError, match="tokenizer"):
-        import torch
-
-        SCMTrainer(torch.nn.Linear(2, 2)).fit(make_fineharm_like(4))
+        SCMTrainer(torch.nn.Linear(2, 2)).fit(splits[0][:2])
+    with pytest.raises(TypeError, match="backbone"):
+        SCMTrainer(backbone=3).fit(splits[0][:2])
+    with pytest.raises(ValueError, match="epochs"):
+        SCMTrainer(epochs=0).fit(splits[0][:2])
     with pytest.raises(RuntimeError, match="not fitted"):
         SCMTrainer().monitor()
-
-
-class TestTrainerContract(TrainerContract):
-    component = "scm"
-    params = {"epochs": 1, "progress": False, "tiny": {"hidden_size": 32, "num_layers": 1}}
-
-    @pytest.fixture
-    def fit_case(self):
-        return (make_fineharm_like(24, seed=4),), {}
-
-
-class TestDefenseContract(DefenseContract):
-    component = "scm"
-
-    @pytest.fixture
-    def instance(self, installed_pm, checkpoint):
-        return installed_pm.load(self.role, self.component, path=checkpoint)
-
-    @pytest.fixture
-    def defense_case(self, splits):
-        ex = next(e for e in splits[2] if any(e["sentence_labels"]))
-        return response_text(ex), {"prompt": ex["prompt"]}
+    with pytest.raises(FileNotFoundError, match="not an SCM checkpoint"):
+        SCMTrainer.load("/nonexistent/ckpt")
+    assert json.dumps(splits[0][:2]) == before

@@ -33,17 +33,22 @@ def binary_metrics(pred: Sequence[int], labels: Sequence[int]) -> dict[str, floa
 
 
 def stream_metrics(
-    scores: Sequence[Sequence[float]], labels: Sequence[int], theta: float = 0.5, k: int = 1
+    scores: Sequence[Sequence[float]],
+    labels: Sequence[int],
+    theta: float = 0.5,
+    k: int = 1,
+    window: int | None = None,
 ) -> dict[str, float]:
-    """Run delay-k over each response's token scores; add the fraction of tokens read.
+    """Run delay-k (windowed if `window`) over each response's token scores; add the fraction
+    of tokens read.
 
     `frac_read_harmful` averages over harmful responses (a missed one counts as fully read);
     `frac_read_caught` over the harmful responses that were stopped (the paper's 18%).
     """
-    check_rule(theta, k)
+    check_rule(theta, k, window)
     if len(scores) != len(labels):
         raise ValueError(f"{len(scores)} score lists but {len(labels)} labels")
-    stops = [delay_k_stop(s, theta, k) for s in scores]
+    stops = [delay_k_stop(s, theta, k, window) for s in scores]
     read = np.array(
         [1.0 if i is None else (i + 1) / max(len(s), 1) for i, s in zip(stops, scores, strict=True)]
     )
@@ -62,16 +67,18 @@ def choose_theta_k(
     labels: Sequence[int],
     thetas: Sequence[float] = THETAS,
     ks: Sequence[int] = KS,
+    window: int | None = None,
 ) -> tuple[float, int, dict[str, float]]:
-    """The (θ, k) of the grid with the best validation macro-F1; ties go to reading fewer
-    tokens of harmful responses, then to smaller k."""
+    """The (θ, k) of the grid with the best validation macro-F1 (paper §5.1); ties go to
+    reading fewer tokens of harmful responses, then to smaller k. With a `window`, only
+    k <= window are tried."""
     best = None
     for theta in thetas:
-        for k in ks:
-            m = stream_metrics(scores, labels, theta, k)
+        for k in (k for k in ks if window is None or k <= window):
+            m = stream_metrics(scores, labels, theta, k, window)
             key = (round(m["macro_f1"], 12), -m["frac_read_harmful"], -k)
             if best is None or key > best[0]:
                 best = (key, float(theta), int(k), m)
     if best is None:
-        raise ValueError("thetas and ks must be non-empty")
+        raise ValueError("thetas and ks must be non-empty (and some k <= window)")
     return best[1], best[2], best[3]

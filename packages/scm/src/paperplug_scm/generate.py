@@ -3,17 +3,19 @@ monitor and cut the stream as soon as the monitor says stop."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from paperplug import stream_chat
-from paperplug_scm.streaming import Decision, StreamingMonitor
+from paperplug_scm.streaming import Decision, StreamingMonitor, prompt_of
 
 
 @dataclass
 class MonitoredGeneration:
-    """What the user saw (`text`), whether it was stopped, and the monitor's last decision."""
+    """What the user saw (`text`: the reply up to the last point judged and passed; a word is
+    shown once the monitor has judged it), whether it was stopped, the monitor's last
+    decision, and the raw `chunks` the model streamed."""
 
     text: str
     stopped: bool
@@ -33,9 +35,12 @@ def monitored_generate(
     chat_model: Any,
     monitor: StreamingMonitor,
     prompt: str | Sequence[dict[str, Any]],
+    *,
+    conversation_id: Hashable = None,
     **kw: Any,
 ) -> MonitoredGeneration:
-    """Stream a reply to `prompt` (a user message or a message list) under `monitor`.
+    """Stream a reply to `prompt` (a user message or a message list) under `monitor`, in the
+    monitor's session `conversation_id`.
 
     Keywords go to the chat model (max_tokens, temperature, ...). The generator is closed
     when the monitor stops, so the model produces no further tokens.
@@ -48,21 +53,22 @@ def monitored_generate(
         raise TypeError("prompt must be a str or a list of chat messages (dicts)")
     if not callable(getattr(chat_model, "chat", None)):
         raise TypeError(f"chat_model must have chat(messages) (ChatModel), got {type(chat_model)}")
-    user = [m.get("content", "") for m in messages if m.get("role") == "user"]
-    monitor.start(str(user[-1]) if user else "")
+    session = monitor.session(conversation_id).start(prompt_of({"messages": messages}))
     stream = stream_chat(chat_model, messages, **kw)
     chunks: list[str] = []
-    decision = monitor.decision
+    shown = 0  # characters judged and passed: what a user is shown
     try:
         for chunk in stream:
             chunks.append(chunk)
-            decision = monitor.push(chunk)
+            decision = session.push(chunk)
             if decision.stop:
                 break
+            shown = decision.judged
         else:
-            decision = monitor.finish()
+            decision = session.finish()
+            shown = shown if decision.stop else len(session.text)
     finally:
         close = getattr(stream, "close", None)
         if callable(close):
             close()
-    return MonitoredGeneration("".join(chunks), decision.stop, decision, chunks)
+    return MonitoredGeneration(session.text[:shown], decision.stop, decision, chunks)

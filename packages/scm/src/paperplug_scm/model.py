@@ -7,7 +7,6 @@ Hugging Face causal LM works as the backbone: its LM head is dropped, its decode
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 from pathlib import Path
@@ -15,6 +14,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from paperplug import seeded_torch
 
 HEADS_FILE = "scm_heads.pt"
 CONFIG_FILE = "scm_config.json"
@@ -37,35 +38,10 @@ def hidden_size_of(backbone: nn.Module) -> int:
     )
 
 
-def tiny_qwen2(
-    vocab_size: int,
-    *,
-    hidden_size: int = 128,
-    num_layers: int = 2,
-    num_heads: int = 4,
-    seed: int = 0,
-    max_positions: int = 1024,
-) -> nn.Module:
-    """A small random-init Qwen2 decoder built from a config (nothing downloads)."""
-    from transformers import Qwen2Config, Qwen2Model
-
-    config = Qwen2Config(
-        vocab_size=vocab_size,
-        hidden_size=hidden_size,
-        intermediate_size=2 * hidden_size,
-        num_hidden_layers=num_layers,
-        num_attention_heads=num_heads,
-        num_key_value_heads=max(1, num_heads // 2),
-        max_position_embeddings=max_positions,
-        pad_token_id=0,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(seed)
-    return Qwen2Model(config).eval()
-
-
 class SCMModel(nn.Module):
-    """Backbone + token head + response head; `token_scores` is all the monitor needs."""
+    """Backbone + token head + response head; the monitor needs only `hidden` and `scores`.
+
+    The heads are drawn from `seed` with a local generator (the backbone comes built)."""
 
     def __init__(self, backbone: nn.Module, *, dropout: float = 0.1, seed: int = 0) -> None:
         super().__init__()
@@ -73,13 +49,11 @@ class SCMModel(nn.Module):
             raise TypeError(f"backbone must be a torch module, got {type(backbone).__name__}")
         self.backbone = decoder_of(backbone)
         h = hidden_size_of(self.backbone)
-        params = inspect.signature(self.backbone.forward).parameters
-        # transformers >= 5.2x names the KV cache `cache`; earlier versions `past_key_values`
-        self._cache_kw = "cache" if "cache" in params else "past_key_values"
         self.dropout_p = dropout
         self.dropout = nn.Dropout(dropout)
-        self.token_head = nn.Linear(h, 2)
-        self.response_head = nn.Linear(h, 2, bias=False)
+        with seeded_torch(seed):  # nn.Linear draws a default init: keep the caller's generator
+            self.token_head = nn.Linear(h, 2)
+            self.response_head = nn.Linear(h, 2, bias=False)
         gen = torch.Generator().manual_seed(seed)
         for head in (self.token_head, self.response_head):  # Xavier, as the released code
             bound = (6.0 / (h + 2)) ** 0.5
@@ -91,21 +65,25 @@ class SCMModel(nn.Module):
         self,
         input_ids: torch.Tensor,  # (batch, seq)
         attention_mask: torch.Tensor | None = None,
-        past_key_values: Any = None,
+        cache: Any = None,
         use_cache: bool = False,
     ) -> tuple[torch.Tensor, Any]:
-        """Last hidden states (batch, seq, h) and the updated KV cache."""
-        kw = {self._cache_kw: past_key_values} if past_key_values is not None else {}
-        out = self.backbone(
-            input_ids=input_ids, attention_mask=attention_mask, use_cache=use_cache, **kw
-        )
+        """Last hidden states (batch, seq, h) and, with `use_cache`, the extended KV cache
+        (paperplug-llm's `forward_with_cache`: whatever the transformers release calls it)."""
+        if use_cache:
+            from paperplug_llm import forward_with_cache
+
+            out, cache = forward_with_cache(
+                self.backbone, input_ids, cache, attention_mask=attention_mask
+            )
+        else:
+            out, cache = self.backbone(input_ids=input_ids, attention_mask=attention_mask), None
         hidden = getattr(out, "last_hidden_state", None)
-        if hidden is None:
-            hidden = out[0]
-        if not use_cache:
-            return hidden, None
-        cache = out.get("cache") if hasattr(out, "get") else None
-        return hidden, cache if cache is not None else getattr(out, "past_key_values", None)
+        return (out[0] if hidden is None else hidden), cache
+
+    @property
+    def device(self) -> torch.device:
+        return self.token_head.weight.device
 
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
@@ -113,7 +91,7 @@ class SCMModel(nn.Module):
         """Token logits (batch, seq, 2) and response logits (batch, 2) at the last real token."""
         hidden, _ = self.hidden(input_ids, attention_mask)
         if attention_mask is None:
-            last = torch.full((input_ids.shape[0],), input_ids.shape[1] - 1)
+            last = torch.full((input_ids.shape[0],), input_ids.shape[1] - 1, device=hidden.device)
         else:
             positions = torch.arange(input_ids.shape[1], device=input_ids.device)
             last = (positions * attention_mask.to(torch.long)).argmax(-1)
@@ -144,20 +122,28 @@ class SCMModel(nn.Module):
         (path / CONFIG_FILE).write_text(json.dumps({"dropout": self.dropout_p}))
 
     @classmethod
-    def from_pretrained(cls, path_or_name: str | os.PathLike[str], **kw: Any) -> SCMModel:
-        """An SCM checkpoint saved by `save_pretrained`, or fresh heads on a Hugging Face
-        backbone given by hub name or local path."""
+    def from_pretrained(
+        cls,
+        path_or_name: str | os.PathLike[str],
+        *,
+        device: str | torch.device | None = None,
+        **kw: Any,
+    ) -> SCMModel:
+        """An SCM checkpoint saved by `save_pretrained`, or fresh heads (drawn from `seed=`)
+        on a Hugging Face backbone given by hub name or local path."""
         from transformers import AutoModel
 
         path = Path(path_or_name)
-        if (path / HEADS_FILE).is_file():
-            config = json.loads((path / CONFIG_FILE).read_text())
-            model = cls(AutoModel.from_pretrained(path / "backbone"), **config)
-            heads = torch.load(path / HEADS_FILE, weights_only=True)
-            model.token_head.load_state_dict(heads["token_head"])
-            model.response_head.load_state_dict(heads["response_head"])
-            return model.eval()
-        return cls(AutoModel.from_pretrained(str(path_or_name)), **kw).eval()
+        saved = (path / HEADS_FILE).is_file()
+        with seeded_torch(int(kw.get("seed", 0))):  # a part missing from the weights is drawn
+            backbone = AutoModel.from_pretrained(path / "backbone" if saved else str(path))
+        if not saved:
+            return cls(backbone, **kw).to(device or "cpu").eval()
+        model = cls(backbone, **json.loads((path / CONFIG_FILE).read_text()))
+        heads = torch.load(path / HEADS_FILE, weights_only=True, map_location="cpu")
+        model.token_head.load_state_dict(heads["token_head"])
+        model.response_head.load_state_dict(heads["response_head"])
+        return model.to(device or "cpu").eval()
 
 
 def pad_batch(
@@ -190,7 +176,7 @@ def score_responses(
     for start in range(0, len(encoded), batch_size):
         chunk = encoded[start : start + batch_size]
         ids, mask, _, _ = pad_batch(chunk)
-        hidden, _ = model.hidden(ids, mask)
+        hidden, _ = model.hidden(ids.to(model.device), mask.to(model.device))
         probs = model.scores(hidden, head)  # (batch, seq)
         for i, e in enumerate(chunk):
             out.append(probs[i, e.response_start : len(e.input_ids)].tolist())

@@ -1,7 +1,10 @@
-"""The streaming stopping rules (paper §4.3): naive and delay-k.
+"""The streaming stopping rules (paper §4.3): naive and delay-k, plus a windowed variant.
 
-Naive: stop at the first token whose score c_t ≥ θ. Delay-k: stop once k tokens so far have
-scored ≥ θ (they need not be consecutive); naive is delay-k with k = 1.
+Naive: stop at the first token whose score c_t ≥ θ. Delay-k (the paper's rule): stop at the
+first i with #{j ≤ i : c_j ≥ θ} ≥ k. The count is cumulative over the whole response, as in
+the released code (`utils/metrics.py`, `evaluate_k`: `sum(token flags) >= k`), so scattered
+false flags add up on long replies. The windowed variant (ours, opt-in) counts only the last
+`window` tokens: #{i − window < j ≤ i : c_j ≥ θ} ≥ k. Naive is delay-k with k = 1.
 """
 
 from __future__ import annotations
@@ -11,36 +14,58 @@ from collections.abc import Iterable
 RULES = ("naive", "delay")
 
 
-def check_rule(theta: float, k: int) -> None:
-    """Reject θ outside (0, 1] and k that is not a positive integer."""
+def check_rule(theta: float, k: int, window: int | None = None) -> None:
+    """Reject θ outside (0, 1], k that is not a positive integer, a window shorter than k."""
     if not 0.0 < float(theta) <= 1.0:
         raise ValueError(f"theta must lie in (0, 1], got {theta}")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
+    if window is not None and (
+        isinstance(window, bool) or not isinstance(window, int) or window < k
+    ):
+        raise ValueError(f"window must be None or an integer >= k ({k}), got {window!r}")
 
 
 class DelayKCounter:
-    """Counts tokens scored ≥ θ; `update` returns True from the k-th such token on."""
+    """Counts tokens scored ≥ θ (all so far, or the last `window`); `update` returns True
+    from the token at which the rule fires on. `truncate(n)` forgets every token from the
+    n-th on (the monitor re-tokenised them), in O(forgotten tokens)."""
 
-    def __init__(self, theta: float = 0.5, k: int = 1) -> None:
-        check_rule(theta, k)
-        self.theta, self.k = float(theta), k
-        self.n_flagged = 0
-        self.n_seen = 0
+    def __init__(self, theta: float = 0.5, k: int = 1, window: int | None = None) -> None:
+        check_rule(theta, k, window)
+        self.theta, self.k, self.window = float(theta), k, window
+        self._flagged_before: list[int] = [0]  # _flagged_before[i] = #{j < i : c_j >= θ}
+
+    @property
+    def n_seen(self) -> int:
+        return len(self._flagged_before) - 1
+
+    @property
+    def n_flagged(self) -> int:
+        """Flagged tokens the rule counts now (in the window, if there is one)."""
+        return self._count(self.n_seen)
+
+    def _count(self, end: int) -> int:
+        start = 0 if self.window is None else max(0, end - self.window)
+        return self._flagged_before[end] - self._flagged_before[start]
 
     def update(self, score: float) -> bool:
-        self.n_seen += 1
-        self.n_flagged += int(score >= self.theta)
-        return self.n_flagged >= self.k
+        self._flagged_before.append(self._flagged_before[-1] + int(score >= self.theta))
+        return self.stop
+
+    def truncate(self, n: int) -> None:
+        del self._flagged_before[n + 1 :]
 
     @property
     def stop(self) -> bool:
         return self.n_flagged >= self.k
 
 
-def delay_k_stop(scores: Iterable[float], theta: float = 0.5, k: int = 1) -> int | None:
+def delay_k_stop(
+    scores: Iterable[float], theta: float = 0.5, k: int = 1, window: int | None = None
+) -> int | None:
     """0-based index of the token at which delay-k stops, or None if it never does."""
-    counter = DelayKCounter(theta, k)
+    counter = DelayKCounter(theta, k, window)
     for i, s in enumerate(scores):
         if counter.update(float(s)):
             return i

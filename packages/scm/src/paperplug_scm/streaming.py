@@ -1,26 +1,37 @@
 """The streaming monitor (paper §4.3): the Defense at stage "output".
 
 Only the backbone and the token head run at inference, one KV-cache step per new token. Text
-from any LLM is re-tokenised with SCM's own tokenizer, holding back the trailing partial word;
-when re-tokenising changes earlier tokens, the cache is cropped back to the common prefix. A
-call to `check` with a text that extends the previous one costs only the new tokens.
+from any LLM is re-tokenised with SCM's own tokenizer (`retokenisation.py`): the trailing
+partial word is held back, and only a bounded tail around the last word boundary is
+re-tokenised, the KV cache rolling back over that tail alone, so a word costs the same at
+the 4000th word as at the 10th. Each conversation has its own `MonitorSession` (prompt, text,
+KV cache, counts): `monitor.session(conversation_id)`, or `context["conversation_id"]` in
+`check`, so interleaved streams never recompute each other.
 """
 
 from __future__ import annotations
 
 import os
-import re
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
 
 from paperplug import Verdict
+from paperplug_scm.checkpoint import load_checkpoint
 from paperplug_scm.fineharm import encode_prompt
 from paperplug_scm.model import SCMModel
+from paperplug_scm.retokenisation import (
+    IncrementalTokens,
+    hold_back,
+    tail_retokenisation_is_exact,
+)
 from paperplug_scm.stopping import RULES, DelayKCounter, check_rule
 
-_LAST_SPACE = re.compile(r"\s+\S*$")
+RETOKENISE = ("auto", "tail", "full")
 
 
 @dataclass
@@ -30,16 +41,158 @@ class Decision:
     stop: bool
     score: float  # P(harmful) of the last token read
     max_score: float
-    n_flagged: int  # tokens read so far with score >= theta
+    n_flagged: int  # tokens the rule counts (scored >= theta; in the window if there is one)
     tokens_read: int  # response tokens scored (up to the stopping token)
     stop_index: int | None  # 0-based response token at which the rule fired
+    judged: int  # characters of the response judged (the held-back word excluded)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+def prompt_of(context: Mapping[str, Any]) -> str:
+    """The prompt a reply answers: `context["prompt"]`, else the last user message of
+    `context["messages"]` (what `guard.wrap` passes), else ""."""
+    prompt = context.get("prompt")
+    if prompt is None:
+        users = [m for m in context.get("messages") or () if m.get("role") == "user"]
+        prompt = users[-1].get("content", "") if users else ""
+    if not isinstance(prompt, str):
+        raise TypeError(f"context['prompt'] must be a str, got {type(prompt).__name__}")
+    return prompt
+
+
+class MonitorSession:
+    """One stream under the monitor: `start(prompt)`, then `push(text)` (or `push_ids`), then
+    `finish()` at the end of the stream; `decision` says whether to stop."""
+
+    def __init__(self, monitor: StreamingMonitor) -> None:
+        self.monitor = monitor
+        self.start("")
+
+    def start(self, prompt: str = "") -> MonitorSession:
+        """Reset for a new response to `prompt` and prefill the prompt into the KV cache."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
+        mon = self.monitor
+        self.prompt, self.text, self.ended = prompt, "", False
+        self.ids: list[int] = []  # response token ids fed to the model
+        self.token_scores: list[float] = []
+        self._max_before: list[float] = [0.0]  # _max_before[i] = max(token_scores[:i], 0)
+        self._counter = DelayKCounter(mon.theta, mon.k_effective, mon.window)
+        self._tokens = IncrementalTokens(mon.tokenizer, mon.retokenise_mode)
+        self._by_ids = False  # fed token ids (push_ids) rather than text
+        self.stop_index: int | None = None
+        self.cache: Any = None
+        self.prompt_ids = encode_prompt(mon.tokenizer, prompt)
+        if self.prompt_ids:
+            self._step(self.prompt_ids)
+        return self
+
+    @property
+    def judged(self) -> int:
+        """Characters of the response judged so far (the rest is the held-back word)."""
+        return len(self.text) if self._by_ids else self._tokens.end
+
+    @torch.no_grad()
+    def _step(self, ids: list[int]) -> list[float]:
+        mon = self.monitor
+        inputs = torch.tensor([ids], device=mon.model.device)
+        hidden, self.cache = mon.model.hidden(inputs, cache=self.cache, use_cache=True)
+        return mon.model.scores(hidden[0], mon.head).tolist()
+
+    def _rollback(self, keep: int) -> None:
+        """Forget response tokens from index `keep` on (their text was re-tokenised)."""
+        del self.ids[keep:], self.token_scores[keep:], self._max_before[keep + 1 :]
+        self._counter.truncate(keep)
+        total = len(self.prompt_ids) + keep
+        if total == 0:
+            self.cache = None
+        else:  # a negative count: what every transformers release accepts
+            self.cache.crop(total - self.cache.get_seq_length())
+
+    def _feed(self, ids: list[int]) -> None:
+        if not ids:
+            return
+        start = len(self.ids)
+        scores = self._step(ids)
+        for i, s in enumerate(scores):
+            self.ids.append(ids[i])
+            self.token_scores.append(s)
+            self._max_before.append(max(self._max_before[-1], s))
+            if self._counter.update(s):
+                self.stop_index = start + i
+                self.cache = None  # a stop is final: the cache is no longer needed
+                return
+
+    def _judge_to(self, end: int, boundary: bool) -> None:
+        keep, new = self._tokens.update(self.text, end, boundary)
+        if keep < len(self.ids):
+            self._rollback(keep)
+        self._feed(new)
+
+    def _check_open(self, by_ids: bool) -> bool:
+        if self.ended:
+            raise ValueError("this stream has ended (finish() was called): start() a new one")
+        if self.text and by_ids != self._by_ids:
+            raise ValueError("feed a stream either by push(text) or by push_ids(ids), not both")
+        self._by_ids = by_ids
+        return self.stop_index is None
+
+    def push(self, text_delta: str) -> Decision:
+        """Append streamed text; score every completed word's tokens; return the decision."""
+        if not isinstance(text_delta, str):
+            raise TypeError(f"push takes the new text as a str, got {type(text_delta).__name__}")
+        if self._check_open(False) and text_delta:
+            self.text += text_delta
+            end, boundary = hold_back(self.text, self._tokens.end, self.monitor.max_hold)
+            if end > self._tokens.end:
+                self._judge_to(end, boundary)
+        elif text_delta:
+            self.text += text_delta
+        return self.decision
+
+    def push_ids(self, ids: list[int]) -> Decision:
+        """Feed response token ids directly (the watched model shares SCM's tokenizer)."""
+        if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+            raise TypeError("push_ids takes a list of int token ids")
+        if self._check_open(True):
+            self._feed(list(ids))
+        self.text += self.monitor.tokenizer.decode(list(ids))
+        return self.decision
+
+    def finish(self) -> Decision:
+        """The stream ended: score the held-back trailing word too."""
+        open_text = not self.ended and self.stop_index is None and not self._by_ids
+        if open_text and len(self.text) > self._tokens.end:
+            self._judge_to(len(self.text), False)
+        self.ended, self.cache = True, None
+        return self.decision
+
+    @property
+    def decision(self) -> Decision:
+        stop = self.stop_index is not None
+        read = self.stop_index + 1 if stop else len(self.token_scores)
+        return Decision(
+            stop=stop,
+            score=self.token_scores[read - 1] if read else 0.0,
+            max_score=self._max_before[read],
+            n_flagged=self._counter.n_flagged,
+            tokens_read=read,
+            stop_index=self.stop_index,
+            judged=self.judged,
+        )
+
+
 class StreamingMonitor:
-    """Scores a response token by token and stops it by the naive or delay-k rule."""
+    """Scores a response token by token and stops it by the naive or delay-k rule.
+
+    `window=None` is the paper's cumulative delay-k; an integer counts flagged tokens among
+    the last `window` only (see `stopping.py`). `max_hold`: characters without whitespace
+    held back before they are judged anyway. `retokenise`: "tail" (bounded re-tokenisation),
+    "full" (the whole prefix at each word), or "auto" (tail where it is exact for this
+    tokenizer, see `retokenisation.py`). Up to `max_sessions` conversations are followed at
+    once; the least recently used is dropped beyond that (it restarts from its text)."""
 
     stage = "output"
     name = "scm"
@@ -52,142 +205,115 @@ class StreamingMonitor:
         theta: float = 0.5,
         k: int = 4,
         rule: str = "delay",
+        window: int | None = None,
         head: str = "token",
-        sep: str = " ",
+        max_hold: int | None = 64,
+        retokenise: str = "auto",
+        max_sessions: int = 256,
     ) -> None:
         if not isinstance(model, SCMModel):
             raise TypeError(f"model must be an SCMModel, got {type(model).__name__}")
         if rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-        check_rule(theta, k)
+        check_rule(theta, 1 if rule == "naive" else k, window)
         if head not in ("token", "response"):
             raise ValueError(f"head must be 'token' or 'response', got {head!r}")
+        if retokenise not in RETOKENISE:
+            raise ValueError(f"retokenise must be one of {RETOKENISE}, got {retokenise!r}")
+        if max_hold is not None and (isinstance(max_hold, bool) or max_hold < 1):
+            raise ValueError(f"max_hold must be None or a positive int, got {max_hold!r}")
+        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+            raise ValueError(f"max_sessions must be a positive int, got {max_sessions!r}")
         self.model, self.tokenizer = model.eval(), tokenizer
-        self.theta, self.k, self.rule, self.head, self.sep = float(theta), k, rule, head, sep
-        self.start("")
+        self.theta, self.k, self.rule, self.window = float(theta), k, rule, window
+        self.head, self.max_hold, self.max_sessions = head, max_hold, max_sessions
+        self.retokenise = retokenise
+        if retokenise == "auto":
+            exact = tail_retokenisation_is_exact(tokenizer)
+            self.retokenise_mode = "tail" if exact else "full"
+        else:
+            self.retokenise_mode = retokenise
+        self._sessions: OrderedDict[Hashable, MonitorSession] = OrderedDict()
+        self._lock = threading.Lock()
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike[str], **kw: Any) -> StreamingMonitor:
-        """The monitor of an `SCMTrainer.save` checkpoint (its θ and k unless overridden)."""
-        from paperplug_scm.training import SCMTrainer
-
-        return SCMTrainer.load(path).monitor(**kw)
+        """The monitor of an `SCMTrainer.save` checkpoint: its θ, k (and window) unless
+        overridden; `device=` places the model."""
+        model, tokenizer, settings = load_checkpoint(path, device=kw.pop("device", None))
+        opts = {"theta": settings["theta_"], "k": settings["k_"], "head": settings["head"]}
+        opts["window"] = settings.get("window")
+        return cls(model, tokenizer, **{**opts, **kw})
 
     @property
     def k_effective(self) -> int:
         return 1 if self.rule == "naive" else self.k
 
-    def start(self, prompt: str = "") -> StreamingMonitor:
-        """Reset for a new response to `prompt` and prefill the prompt into the KV cache."""
-        if not isinstance(prompt, str):
-            raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
-        self.prompt, self.text = prompt, ""
-        self.ids: list[int] = []  # response token ids fed to the model
-        self.token_scores: list[float] = []
-        self.cache: Any = None
-        self._counter = DelayKCounter(self.theta, self.k_effective)
-        self._stop_index: int | None = None
-        self._prompt_ids = encode_prompt(self.tokenizer, prompt)
-        if self._prompt_ids:
-            self._step(self._prompt_ids)
-        return self
+    # -- sessions -------------------------------------------------------------------------
 
-    @torch.no_grad()
-    def _step(self, ids: list[int]) -> list[float]:
-        hidden, self.cache = self.model.hidden(
-            torch.tensor([ids]), past_key_values=self.cache, use_cache=True
-        )
-        return self.model.scores(hidden[0], self.head).tolist()
+    def session(self, conversation_id: Hashable = None) -> MonitorSession:
+        """The stream of one conversation (created on first use); None is the default one
+        that `start`/`push`/`finish` follow."""
+        with self._lock:
+            found = self._sessions.get(conversation_id)
+            if found is None:
+                found = self._sessions[conversation_id] = MonitorSession(self)
+                while len(self._sessions) > self.max_sessions:
+                    self._sessions.popitem(last=False)
+            self._sessions.move_to_end(conversation_id)
+            return found
 
-    def _rollback(self, keep: int) -> None:
-        """Forget response tokens from index `keep` on (their text was re-tokenised)."""
-        self.ids, self.token_scores = self.ids[:keep], self.token_scores[:keep]
-        total = len(self._prompt_ids) + keep
-        if total == 0:
-            self.cache = None
-        elif total < self.cache.get_seq_length():
-            self.cache.crop(total - self.cache.get_seq_length())  # negative: drop that many
-        self._counter = DelayKCounter(self.theta, self.k_effective)
-        for s in self.token_scores:
-            self._counter.update(s)
+    def end_session(self, conversation_id: Hashable = None) -> None:
+        """Forget a conversation's stream (its KV cache is freed)."""
+        with self._lock:
+            self._sessions.pop(conversation_id, None)
 
-    def _feed(self, ids: list[int]) -> None:
-        if self._stop_index is not None or not ids:
-            return
-        start = len(self.ids)
-        self.ids += ids
-        scores = self._step(ids)
-        for i, s in enumerate(scores):
-            self.token_scores.append(s)
-            if self._counter.update(s):
-                self._stop_index = start + i
-                return
-
-    def _sync(self, committed: str) -> None:
-        ids = self.tokenizer(committed, add_special_tokens=False)["input_ids"] if committed else []
-        same = 0
-        for a, b in zip(ids, self.ids, strict=False):
-            if a != b:
-                break
-            same += 1
-        if same < len(self.ids):
-            self._rollback(same)
-        self._feed(list(ids[same:]))
+    def start(self, prompt: str = "") -> MonitorSession:
+        """Start the default stream (see `MonitorSession.start`)."""
+        return self.session().start(prompt)
 
     def push(self, text_delta: str) -> Decision:
-        """Append streamed text; score every completed word's tokens; return the decision."""
-        if not isinstance(text_delta, str):
-            raise TypeError(f"push takes the new text as a str, got {type(text_delta).__name__}")
-        self.text += text_delta
-        if self._stop_index is None:
-            held = _LAST_SPACE.search(self.text)
-            self._sync(self.text[: held.start()] if held else "")
-        return self.decision
+        return self.session().push(text_delta)
 
     def push_ids(self, ids: list[int]) -> Decision:
-        """Feed response token ids directly (the watched model shares SCM's tokenizer)."""
-        if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
-            raise TypeError("push_ids takes a list of int token ids")
-        self.text += self.tokenizer.decode(ids)
-        self._feed(list(ids))
-        return self.decision
+        return self.session().push_ids(ids)
 
     def finish(self) -> Decision:
-        """The stream ended: score the held-back trailing word too."""
-        if self._stop_index is None:
-            self._sync(self.text)
-        return self.decision
+        return self.session().finish()
 
     @property
     def decision(self) -> Decision:
-        stop = self._stop_index is not None
-        read = self.token_scores[: self._stop_index + 1] if stop else self.token_scores
-        return Decision(
-            stop=stop,
-            score=read[-1] if read else 0.0,
-            max_score=max(read, default=0.0),
-            n_flagged=self._counter.n_flagged,
-            tokens_read=len(read),
-            stop_index=self._stop_index,
-        )
+        return self.session().decision
 
-    def check(self, payload: Any, context: dict[str, Any] | None = None) -> Verdict:
-        """Defense protocol: `payload` is the response so far; `context["prompt"]` the prompt.
+    # -- the Defense role -----------------------------------------------------------------
 
-        A payload that extends the previous one (with the same prompt) continues the stream;
-        anything else starts a new one. `context["final"]` scores the trailing word too.
-        """
+    def check(self, payload: Any, context: Mapping[str, Any] | None = None) -> Verdict:
+        """Defense protocol: `payload` is the response so far.
+
+        The prompt comes from `context["prompt"]` or `context["messages"]`, the stream from
+        `context["conversation_id"]` (default: one stream). A payload that extends the
+        stream's text under the same prompt continues it; anything else starts it anew.
+        `context["final"]` ends the stream and scores the trailing word too. The verdict's
+        `details["judged"]` says how many characters were judged, so `guard.stream` holds
+        the rest back."""
         if not isinstance(payload, str):
             raise TypeError(f"the output stage checks text (str), got {type(payload).__name__}")
-        context = dict(context or {})
-        prompt = context.get("prompt", "")
-        if prompt != self.prompt or not payload.startswith(self.text):
-            self.start(prompt)
-        decision = self.push(payload[len(self.text) :])
-        if context.get("final"):
-            decision = self.finish()
+        context = context or {}
+        prompt = prompt_of(context)
+        session = self.session(context.get("conversation_id"))
+        if (
+            prompt != session.prompt
+            or session._by_ids
+            or not payload.startswith(session.text)
+            or (session.ended and payload != session.text)
+        ):
+            session.start(prompt)
+        if not session.ended:
+            session.push(payload[len(session.text) :])
+        decision = session.finish() if context.get("final") else session.decision
         reason = (
-            f"{decision.n_flagged} tokens scored >= {self.theta} (k={self.k_effective})"
+            f"{decision.n_flagged} tokens scored >= {self.theta} (k={self.k_effective}"
+            + (f" in a window of {self.window})" if self.window else ")")
             if decision.stop
             else ""
         )

@@ -7,7 +7,7 @@ gradient accumulation 2, 3 epochs, seed 42: the released code's settings. After 
 
 from __future__ import annotations
 
-import json
+import copy
 import os
 import random
 from collections.abc import Sequence
@@ -16,15 +16,32 @@ from typing import Any
 
 import torch
 
-from paperplug import History
+from paperplug import History, seeded_torch
+from paperplug_scm.checkpoint import load_checkpoint, save_checkpoint
 from paperplug_scm.evaluation import KS, THETAS, choose_theta_k, stream_metrics
 from paperplug_scm.fineharm import encode_fineharm, validate_example
 from paperplug_scm.loss import DualSupervisionLoss
-from paperplug_scm.model import SCMModel, pad_batch, score_responses, tiny_qwen2
+from paperplug_scm.model import SCMModel, pad_batch, score_responses
+from paperplug_scm.streaming import StreamingMonitor
 from paperplug_scm.synthetic import build_word_tokenizer, example_texts
 
-TRAINER_FILE = "scm_trainer.json"
 OPTIMIZER_FILE = "optimizer.pt"
+SETTINGS = (
+    "alpha",
+    "gamma",
+    "reduce",
+    "head",
+    "learning_rate",
+    "lr_decay",
+    "epochs",
+    "batch_size",
+    "grad_accum",
+    "weight_decay",
+    "max_length",
+    "sep",
+    "window",
+    "seed",
+)
 
 
 def _as_examples(data: Any, what: str) -> list[dict[str, Any]]:
@@ -42,9 +59,12 @@ def _as_examples(data: Any, what: str) -> list[dict[str, Any]]:
 class SCMTrainer:
     """Train an SCM on FineHarm-format data; `monitor()` gives the streaming Defense.
 
-    `backbone`: None (a tiny Qwen2 and a word-level tokenizer built from the data), a Hugging
-    Face name or path, or a torch module (then pass its `tokenizer`).
-    `alpha=0, gamma=0, head="response"` trains the full-detection baseline instead.
+    `backbone`: None (a tiny random Qwen2 from paperplug-llm's `build_tiny_decoder` and a
+    word-level tokenizer built from the data; `tiny` sets its size), a Hugging Face name or
+    path, or a torch module (then pass its `tokenizer`). `alpha=0, gamma=0, head="response"`
+    trains the full-detection baseline instead. `window` selects the windowed delay-k rule
+    (None: the paper's cumulative count). `seed` draws the heads, the tiny backbone, the
+    batch order and dropout, without touching the caller's random state.
     """
 
     def __init__(
@@ -68,7 +88,9 @@ class SCMTrainer:
         ks: Sequence[int] = KS,
         theta: float = 0.5,
         k: int = 4,
+        window: int | None = None,
         tiny: dict[str, int] | None = None,
+        device: str | torch.device = "cpu",
         seed: int = 42,
         progress: bool = True,
     ) -> None:
@@ -77,47 +99,62 @@ class SCMTrainer:
         self.learning_rate, self.lr_decay, self.epochs = learning_rate, lr_decay, epochs
         self.batch_size, self.grad_accum, self.weight_decay = batch_size, grad_accum, weight_decay
         self.max_length, self.sep, self.thetas, self.ks = max_length, sep, thetas, ks
-        self.theta, self.k, self.tiny, self.seed, self.progress = theta, k, tiny, seed, progress
+        self.theta, self.k, self.window, self.tiny = theta, k, window, tiny
+        self.device, self.seed, self.progress = device, seed, progress
 
     def _build(self, texts: list[str]) -> None:
         if self.backbone is None:
+            from paperplug_llm import build_tiny_decoder
+
             self.tokenizer_ = self.tokenizer or build_word_tokenizer(texts)
-            backbone = tiny_qwen2(len(self.tokenizer_), seed=self.seed, **(self.tiny or {}))
+            backbone = build_tiny_decoder(
+                len(self.tokenizer_), family="qwen2", seed=self.seed, **(self.tiny or {})
+            )
         elif isinstance(self.backbone, (str, os.PathLike)):
             from transformers import AutoModel, AutoTokenizer
 
             self.tokenizer_ = self.tokenizer or AutoTokenizer.from_pretrained(str(self.backbone))
-            backbone = AutoModel.from_pretrained(str(self.backbone))
+            with seeded_torch(self.seed):  # a part missing from the weights is drawn
+                backbone = AutoModel.from_pretrained(str(self.backbone))
         elif isinstance(self.backbone, torch.nn.Module):
             if self.tokenizer is None:
                 raise ValueError("a torch-module backbone needs its tokenizer= as well")
-            import copy
-
             self.tokenizer_, backbone = self.tokenizer, copy.deepcopy(self.backbone)
         else:
             raise TypeError(
                 f"backbone must be None, a name/path or a torch module, got {type(self.backbone)}"
             )
-        self.model_ = SCMModel(backbone, seed=self.seed)
+        self.model_ = SCMModel(backbone, seed=self.seed).to(self.device)
 
     def fit(self, train: Sequence[dict[str, Any]], validation: Any = None) -> SCMTrainer:
-        """Train with the dual loss; choose θ and k on `validation` when given."""
-        from tqdm.auto import tqdm
-
+        """Train with the dual loss (§4.2); choose θ and k on `validation` when given (§5.1)."""
         if self.epochs < 1 or self.batch_size < 1 or self.grad_accum < 1:
             raise ValueError("epochs, batch_size and grad_accum must be >= 1")
         train = _as_examples(train, "train")
         val = _as_examples(validation, "validation") if validation is not None else None
-        torch.manual_seed(self.seed)
         self._build(example_texts(train + (val or [])))
         self.loss_ = DualSupervisionLoss(self.alpha, self.gamma, self.reduce)
         encoded = encode_fineharm(train, self.tokenizer_, sep=self.sep, max_length=self.max_length)
-        pad_id = self.tokenizer_.pad_token_id or 0
         self.optimizer_ = torch.optim.AdamW(
             self.model_.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
         )
         self.scheduler_ = torch.optim.lr_scheduler.ExponentialLR(self.optimizer_, self.lr_decay)
         self.history_ = History()
+        with seeded_torch(self.seed):  # dropout draws from torch's generator: the caller's returns
+            self._train(encoded)
+        self.theta_, self.k_ = self.theta, self.k
+        if val is not None:
+            scores, labels = self.score(val)
+            self.theta_, self.k_, m = choose_theta_k(
+                scores, labels, self.thetas, self.ks, self.window
+            )
+            self.history_.log(val_macro_f1=m["macro_f1"], theta=self.theta_, k=self.k_)
+        return self
+
+    def _train(self, encoded: list[Any]) -> None:
+        from tqdm.auto import tqdm
+
+        pad_id = self.tokenizer_.pad_token_id or 0
         order = list(range(len(encoded)))
         rng = random.Random(self.seed)
         batches_per_epoch = -(-len(encoded) // self.batch_size)
@@ -130,7 +167,9 @@ class SCMTrainer:
             rng.shuffle(order)
             for b in range(batches_per_epoch):
                 batch = [encoded[i] for i in order[b * self.batch_size : (b + 1) * self.batch_size]]
-                ids, mask, token_labels, response_labels = pad_batch(batch, pad_id)
+                ids, mask, token_labels, response_labels = (
+                    t.to(self.model_.device) for t in pad_batch(batch, pad_id)
+                )
                 token_logits, response_logits = self.model_(ids, mask)
                 parts = self.loss_(token_logits, response_logits, token_labels, response_labels)
                 (parts["loss"] / self.grad_accum).backward()
@@ -149,12 +188,6 @@ class SCMTrainer:
                 bar.set_postfix(loss=f"{float(parts['loss'].detach()):.3f}")
         bar.close()
         self.model_.eval()
-        self.theta_, self.k_ = self.theta, self.k
-        if val is not None:
-            scores, labels = self.score(val)
-            self.theta_, self.k_, m = choose_theta_k(scores, labels, self.thetas, self.ks)
-            self.history_.log(val_macro_f1=m["macro_f1"], theta=self.theta_, k=self.k_)
-        return self
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -173,7 +206,7 @@ class SCMTrainer:
         """Streaming macro-F1, false alarms, misses and fraction of tokens read (θ_, k_ default)."""
         scores, labels = self.score(examples)
         theta = self.theta_ if theta is None else theta
-        return stream_metrics(scores, labels, theta, self.k_ if k is None else k)
+        return stream_metrics(scores, labels, theta, self.k_ if k is None else k, self.window)
 
     @torch.no_grad()
     def full_detection(self, examples: Sequence[dict[str, Any]]) -> list[float]:
@@ -183,43 +216,22 @@ class SCMTrainer:
         out: list[float] = []
         for start in range(0, len(enc), 32):
             ids, mask, _, _ = pad_batch(enc[start : start + 32], self.tokenizer_.pad_token_id or 0)
-            out += self.model_(ids, mask)[1].softmax(-1)[:, 1].tolist()
+            logits = self.model_(ids.to(self.model_.device), mask.to(self.model_.device))[1]
+            out += logits.softmax(-1)[:, 1].tolist()
         return out
 
-    def monitor(self, **kw: Any) -> Any:
-        """The streaming monitor (Defense, stage "output") with the chosen θ and k."""
-        from paperplug_scm.streaming import StreamingMonitor
-
+    def monitor(self, **kw: Any) -> StreamingMonitor:
+        """The streaming monitor (Defense, stage "output") with the chosen θ, k and window."""
         self._check_fitted()
-        opts = {"theta": self.theta_, "k": self.k_, "head": self.head, "sep": self.sep, **kw}
-        return StreamingMonitor(self.model_, self.tokenizer_, **opts)
+        opts = {"theta": self.theta_, "k": self.k_, "head": self.head, "window": self.window}
+        return StreamingMonitor(self.model_, self.tokenizer_, **{**opts, **kw})
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """A checkpoint folder: model, tokenizer, θ/k and settings, optimiser and scheduler."""
         self._check_fitted()
-        path = Path(path)
-        self.model_.save_pretrained(path)
-        self.tokenizer_.save_pretrained(path / "tokenizer")
-        settings = {
-            key: getattr(self, key)
-            for key in (
-                "alpha",
-                "gamma",
-                "reduce",
-                "head",
-                "learning_rate",
-                "lr_decay",
-                "epochs",
-                "batch_size",
-                "grad_accum",
-                "weight_decay",
-                "max_length",
-                "sep",
-                "seed",
-            )
-        }
+        settings = {key: getattr(self, key) for key in SETTINGS}
         settings.update(theta_=self.theta_, k_=self.k_)
-        (path / TRAINER_FILE).write_text(json.dumps(settings, indent=1))
+        path = save_checkpoint(path, self.model_, self.tokenizer_, settings)
         if hasattr(self, "optimizer_"):
             state = {"optimizer": self.optimizer_.state_dict()}
             state["scheduler"] = self.scheduler_.state_dict()
@@ -227,27 +239,26 @@ class SCMTrainer:
         return path
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> SCMTrainer:
+    def load(cls, path: str | os.PathLike[str], *, device: Any = None) -> SCMTrainer:
         """A fitted trainer from a `save` folder (optimiser state restored when present)."""
-        from transformers import AutoTokenizer
-
-        path = Path(path)
-        if not (path / TRAINER_FILE).is_file():
-            raise FileNotFoundError(f"{path} is not an SCM checkpoint (no {TRAINER_FILE})")
-        settings = json.loads((path / TRAINER_FILE).read_text())
+        model, tokenizer, settings = load_checkpoint(path, device=device)
         theta, k = settings.pop("theta_"), settings.pop("k_")
-        self = cls(**settings, progress=False)
-        self.model_ = SCMModel.from_pretrained(path)
-        self.tokenizer_ = AutoTokenizer.from_pretrained(path / "tokenizer")
-        self.theta_, self.k_ = theta, k
-        self.history_ = History()
-        self.loss_ = DualSupervisionLoss(self.alpha, self.gamma, self.reduce)
+        trainer = cls(**settings, device=model.device, progress=False)
+        trainer.model_, trainer.tokenizer_ = model, tokenizer
+        trainer.theta_, trainer.k_ = theta, k
+        trainer.history_ = History()
+        trainer.loss_ = DualSupervisionLoss(trainer.alpha, trainer.gamma, trainer.reduce)
+        path = Path(path)
         if (path / OPTIMIZER_FILE).is_file():
-            state = torch.load(path / OPTIMIZER_FILE, weights_only=True)
-            self.optimizer_ = torch.optim.AdamW(
-                self.model_.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
+            state = torch.load(path / OPTIMIZER_FILE, weights_only=True, map_location="cpu")
+            trainer.optimizer_ = torch.optim.AdamW(
+                trainer.model_.parameters(),
+                lr=trainer.learning_rate,
+                weight_decay=trainer.weight_decay,
             )
-            self.optimizer_.load_state_dict(state["optimizer"])
-            self.scheduler_ = torch.optim.lr_scheduler.ExponentialLR(self.optimizer_, self.lr_decay)
-            self.scheduler_.load_state_dict(state["scheduler"])
-        return self
+            trainer.optimizer_.load_state_dict(state["optimizer"])
+            trainer.scheduler_ = torch.optim.lr_scheduler.ExponentialLR(
+                trainer.optimizer_, trainer.lr_decay
+            )
+            trainer.scheduler_.load_state_dict(state["scheduler"])
+        return trainer
