@@ -1,118 +1,169 @@
-"""NeuRules beside imodels (greedy rule list, BRL, FIGS), wittgenstein RIPPER and a CART with as
-many leaves as NeuRules has rules (+ default), on the same stratified folds, in one process.
+"""NeuRules beside a CART with as many leaves as NeuRules has rules plus its default (the goal:
+at least its accuracy), imodels (FIGS at the same number of splits; greedy rule list and BRL
+on binary labels) and wittgenstein RIPPER (binary), on the same stratified folds, in one
+process, over several seeds: mean ± 95% CI over the seeds of each seed's CV mean.
 
-make bench PKG=neurules [ARGS="--folds 5"]
+make bench PKG=neurules [ARGS="--seeds 3 --folds 3 --datasets iris,wine --ablation"]
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
+from collections.abc import Callable
 
 import numpy as np
-import pandas as pd
-import torch
-from paperplug_neurules import NeuRulesClassifier, cross_validate, datasets
+from paperplug_neurules import NeuRulesClassifier, cross_validate
+from paperplug_neurules.embedded import datasets
 from sklearn.preprocessing import KBinsDiscretizer
 from sklearn.tree import DecisionTreeClassifier
 
+from paperplug.harness import fmt_ci, mean_ci, progress, single_thread, table
+
 warnings.filterwarnings("ignore")
+DATASETS = ("breast_cancer", "wine", "iris", "digits", "planted")
 
 
-def neurules(X, y, names):
-    clf = NeuRulesClassifier(random_state=0).fit(X, y, feature_names=names)
-    neurules.last_rules = len(clf.rules_)
-    return clf.predict, len(clf.rules_), clf.rule_list_.n_conditions
+class Budget:
+    """NeuRules' rule budget per fold, handed to the peers fitted after it on the same fold."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+
+    def next_for(self) -> Callable[[], int]:
+        sizes = iter(self.sizes)
+        return lambda: next(sizes)
 
 
-def neurules_eps0(X, y, names):  # the paper's ablation: no gradient shaping
-    clf = NeuRulesClassifier(eps=0.0, random_state=0).fit(X, y, feature_names=names)
-    return clf.predict, len(clf.rules_), clf.rule_list_.n_conditions
+def neurules(seed: int, budget: Budget, **params):
+    def fit(X, y, names):
+        clf = NeuRulesClassifier(random_state=seed, **params).fit(X, y, feature_names=names)
+        budget.sizes.append(clf.n_rules_)
+        return clf.predict, len(clf.rules_), clf.rule_list_.n_conditions
+
+    return fit
 
 
-def cart(X, y, names):  # as many leaves as the NeuRules list of the same fold has rules + default
-    tree = DecisionTreeClassifier(
-        max_leaf_nodes=max(2, neurules.last_rules + 1), random_state=0
-    ).fit(X, y)
-    return tree.predict, tree.get_n_leaves(), tree.get_n_leaves() - 1  # internal nodes = splits
+def cart(seed: int, size: Callable[[], int]):
+    def fit(X, y, names):
+        tree = DecisionTreeClassifier(max_leaf_nodes=size() + 1, random_state=seed).fit(X, y)
+        return tree.predict, tree.get_n_leaves(), tree.get_n_leaves() - 1  # splits
+
+    return fit
 
 
-def greedy(X, y, names):
-    from imodels import GreedyRuleListClassifier
+def figs(seed: int, size: Callable[[], int]):
+    def fit(X, y, names):
+        from imodels import FIGSClassifier
 
-    model = GreedyRuleListClassifier(max_depth=10).fit(X, y, feature_names=names)
-    n = len(model.rules_)  # one threshold per rule
-    return (lambda Z: np.asarray(model.predict(Z)).astype(y.dtype)), n, n
+        model = FIGSClassifier(max_rules=size(), random_state=seed).fit(X, y, feature_names=names)
+        predict = lambda Z: np.asarray(model.predict(Z)).astype(y.dtype)  # noqa: E731
+        return predict, model.complexity_, model.complexity_
 
-
-def brl(X, y, names):
-    from imodels import BayesianRuleListClassifier
-
-    binner = KBinsDiscretizer(n_bins=3, encode="onehot-dense", strategy="quantile").fit(X)
-    cols = [
-        f"{n}_bin{b}"
-        for n, e in zip(names, binner.bin_edges_, strict=True)
-        for b in range(len(e) - 1)
-    ]
-    model = BayesianRuleListClassifier(listlengthprior=5, max_iter=2000, n_chains=2, random_state=0)
-    model.fit(binner.transform(X), y, feature_names=cols)
-    n = len(model.d_star) if getattr(model, "d_star", None) is not None else np.nan
-    return (lambda Z: np.asarray(model.predict(binner.transform(Z))).astype(y.dtype)), n, n
+    return fit
 
 
-def figs(X, y, names):
-    from imodels import FIGSClassifier
+def greedy(seed: int, size: Callable[[], int]):
+    def fit(X, y, names):
+        from imodels import GreedyRuleListClassifier
 
-    model = FIGSClassifier(max_rules=10, random_state=0).fit(X, y, feature_names=names)
-    return (
-        (lambda Z: np.asarray(model.predict(Z)).astype(y.dtype)),
-        model.complexity_,
-        model.complexity_,
-    )
+        model = GreedyRuleListClassifier(max_depth=10).fit(X, y, feature_names=names)
+        predict = lambda Z: np.asarray(model.predict(Z)).astype(y.dtype)  # noqa: E731
+        return predict, len(model.rules_), len(model.rules_)  # one threshold per rule
 
-
-def ripper(X, y, names):
-    import wittgenstein as lw
-
-    frame = pd.DataFrame(X, columns=names).assign(y=y)
-    model = lw.RIPPER(max_rules=10, random_state=0)
-    model.fit(frame, class_feat="y", pos_class=1)  # returns None
-    n_conditions = sum(len(rule.conds) for rule in model.ruleset_.rules)
-    predict = lambda Z: np.asarray(model.predict(pd.DataFrame(Z, columns=names))).astype(int)  # noqa: E731
-    return predict, len(model.ruleset_.rules), n_conditions
+    return fit
 
 
-PEERS = {"NeuRules": neurules, "NeuRules ε=0 (ablation)": neurules_eps0, "CART (same #leaves)": cart, "imodels GreedyRuleList": greedy,
-         "imodels BRL": brl, "imodels FIGS": figs, "wittgenstein RIPPER": ripper}  # fmt: skip
+def brl(seed: int, size: Callable[[], int]):
+    def fit(X, y, names):
+        from imodels import BayesianRuleListClassifier
+
+        binner = KBinsDiscretizer(n_bins=3, encode="onehot-dense", strategy="quantile").fit(X)
+        columns = [f"{n}_bin{b}" for n, e in zip(names, binner.bin_edges_, strict=True)
+                   for b in range(len(e) - 1)]  # fmt: skip
+        model = BayesianRuleListClassifier(
+            listlengthprior=5, max_iter=2000, n_chains=2, random_state=seed
+        ).fit(binner.transform(X), y, feature_names=columns)
+        n = len(model.d_star) if getattr(model, "d_star", None) is not None else np.nan
+        predict = lambda Z: np.asarray(model.predict(binner.transform(Z))).astype(y.dtype)  # noqa: E731
+        return predict, n, n
+
+    return fit
+
+
+def ripper(seed: int, size: Callable[[], int]):
+    def fit(X, y, names):
+        import pandas as pd
+        import wittgenstein as lw
+
+        model = lw.RIPPER(max_rules=size(), random_state=seed)
+        model.fit(pd.DataFrame(X, columns=names).assign(y=y), class_feat="y", pos_class=1)
+        conditions = sum(len(rule.conds) for rule in model.ruleset_.rules)
+        predict = lambda Z: np.asarray(model.predict(pd.DataFrame(Z, columns=names))).astype(int)  # noqa: E731
+        return predict, len(model.ruleset_.rules), conditions
+
+    return fit
+
+
+PEERS = {"CART (same size)": cart, "imodels FIGS": figs, "imodels GreedyRuleList": greedy,
+         "imodels BRL": brl, "wittgenstein RIPPER": ripper}  # fmt: skip
 BINARY_ONLY = {"imodels GreedyRuleList", "imodels BRL", "wittgenstein RIPPER"}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--folds", type=int, default=5)
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (folds and models)")
+    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--peers", default=",".join(PEERS), help="comma list, '' for none")
+    parser.add_argument("--ablation", action="store_true", help="also NeuRules with eps=0")
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    print(
-        f"{'dataset':<14} {'method':<24} {'accuracy':>15} {'weighted F1':>15} {'rules':>6} {'cond.':>6} {'s/fold':>7}"
-    )
-    for name, (X, y, names) in datasets().items():
-        for method, fit in PEERS.items():
-            if method in BINARY_ONLY and len(np.unique(y)) > 2:
-                print(f"{name:<14} {method:<24} {'n/a: binary only':>15}")
-                continue
-            start = time.perf_counter()
-            try:
-                r = cross_validate(fit, X, y, names, n_splits=args.folds, seed=0)
-            except Exception as exc:  # a peer's failure is reported, not fatal
-                print(f"{name:<14} {method:<24} failed: {type(exc).__name__}: {str(exc)[:60]}")
-                continue
-            print(
-                f"{name:<14} {method:<24} {r['accuracy']:>8.3f} ± {r['accuracy_std']:.3f} "
-                f"{r['f1']:>8.3f} ± {r['f1_std']:.3f} {r['rules']:>6.1f} {r['conditions']:>6.1f} "
-                f"{r['seconds']:>7.2f}   ({time.perf_counter() - start:.0f} s)",
-                flush=True,
+    single_thread()
+    peers = [p for p in args.peers.split(",") if p]
+    rows, summary = [], []
+    for name in args.datasets.split(","):
+        per_method: dict[str, list[list[dict]]] = {}
+        for seed in progress(range(args.seeds), f"{name}: seeds", total=args.seeds):
+            X, y, names = datasets((name,), seed=seed)[name]
+            budget = Budget()
+            methods = {"NeuRules": neurules(seed, budget)}
+            if args.ablation:
+                methods["NeuRules eps=0 (ablation)"] = neurules(seed, Budget(), eps=0.0)
+            for method, fit in methods.items():
+                folds = cross_validate(fit, X, y, names, n_splits=args.folds, seed=seed)
+                per_method.setdefault(method, []).append(folds)
+            for peer in peers:
+                if peer in BINARY_ONLY and len(np.unique(y)) > 2:
+                    continue
+                try:
+                    fit = PEERS[peer](seed, budget.next_for())
+                    folds = cross_validate(fit, X, y, names, n_splits=args.folds, seed=seed)
+                except Exception as exc:  # a peer's failure is reported, not fatal
+                    print(f"{name} {peer} failed: {type(exc).__name__}: {str(exc)[:80]}")
+                    continue
+                per_method.setdefault(peer, []).append(folds)
+        for method, seeds in per_method.items():
+            acc = [np.mean([f["accuracy"] for f in folds]) for folds in seeds]
+            f1 = [np.mean([f["f1"] for f in folds]) for folds in seeds]
+            flat = [f for folds in seeds for f in folds]
+            rows.append((name, method, fmt_ci(acc), fmt_ci(f1),
+                         float(np.mean([f["rules"] for f in flat])),
+                         float(np.mean([f["conditions"] for f in flat])),
+                         float(np.mean([f["seconds"] for f in flat]))))  # fmt: skip
+        if "CART (same size)" in per_method:
+            ours = [np.mean([f["accuracy"] for f in s]) for s in per_method["NeuRules"]]
+            theirs = [np.mean([f["accuracy"] for f in s]) for s in per_method["CART (same size)"]]
+            gap, half = mean_ci(np.subtract(ours, theirs))
+            secs = [f["seconds"] for s in per_method["NeuRules"] for f in s]
+            cart_secs = [f["seconds"] for s in per_method["CART (same size)"] for f in s]
+            summary.append(
+                (name, f"{gap:+.3f} ± {half:.3f}", float(np.mean(secs) / np.mean(cart_secs)))
             )
+        print(f"{name} done", flush=True)
+    header = ["dataset", "method", "accuracy", "weighted F1", "rules", "cond.", "s/fold"]
+    print(table(rows, header, digits=2))
+    print("\nNeuRules against CART of the same size (paired by seed and fold):")
+    print(table(summary, ["dataset", "accuracy gap (NeuRules - CART)", "time ratio"], digits=0))
 
 
 if __name__ == "__main__":

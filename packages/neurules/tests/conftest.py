@@ -1,15 +1,23 @@
+"""One thread (shared CPUs) and no progress bars in tests; one planted fit the tests share."""
+
+import os
+
 import pytest
-import torch
-from paperplug_neurules import NeuRulesClassifier, planted_rule_data
+
+os.environ.setdefault("PAPERPLUG_PROGRESS", "0")
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_thread():
-    torch.set_num_threads(1)
+    from paperplug.harness import single_thread
+
+    single_thread()
 
 
 @pytest.fixture(scope="session")
 def planted_fit():
-    """One default-settings fit on the planted rule list (about 5 s), shared by several tests."""
+    """One default-settings fit on the planted rule list, shared by several tests."""
+    from paperplug_neurules import NeuRulesClassifier, planted_rule_data
+
     X, y = planted_rule_data(seed=0)
     return NeuRulesClassifier(random_state=0).fit(X, y), X, y

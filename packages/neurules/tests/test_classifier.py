@@ -1,24 +1,12 @@
-"""The estimator: planted rules recovered, list and predict agree, bad input rejected."""
-
-import re
+"""The estimator: planted rules recovered, a real list learned, scikit-learn's conventions, bad
+input rejected."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from paperplug_neurules import PLANTED_RULES, NeuRulesClassifier, planted_rule_data
+from sklearn.datasets import load_iris
 from sklearn.utils.estimator_checks import check_estimator
-
-from paperplug.testing import TrainerContract
-
-
-class TestContract(TrainerContract):
-    component = "neurules"
-    params = {"n_epochs": 30, "random_state": 0}
-
-    @pytest.fixture
-    def fit_case(self):
-        X, y = planted_rule_data(n=200, seed=3)
-        return (X, y), {}
 
 
 def test_planted_thresholds_recovered(planted_fit):
@@ -35,37 +23,6 @@ def test_planted_thresholds_recovered(planted_fit):
                 assert min(gaps) <= 0.05, f"threshold {planted} of x{feature}: nearest {gaps}"
 
 
-PATTERN = re.compile(r"^(?:IF|ELSE IF) (.*) THEN (\S+)  \(")
-
-
-def _evaluate_text(text: str, X: np.ndarray) -> np.ndarray:
-    """An independent reading of the printed list: parse it and apply it row by row."""
-    lines = text.splitlines()
-    default = lines[-1].split()[1]
-    rules = []
-    for line in lines[:-1]:
-        body, label = PATTERN.match(line).groups()
-        rules.append(([] if body == "TRUE" else body.split(" AND "), label))
-    out = []
-    for row in X:
-        env = {f"x{i}": v for i, v in enumerate(row)}
-        answer = default
-        for conditions, label in rules:
-            if all(eval(c, {"inf": np.inf}, env) for c in conditions):  # "0.3 < x2 < 0.6"
-                answer = label
-                break
-        out.append(answer)
-    return np.array(out)
-
-
-def test_printed_list_and_predict_agree_on_every_row(planted_fit):
-    clf, X, _ = planted_fit
-    X_new, _ = planted_rule_data(n=3000, seed=7)
-    for data in (X, X_new, X_new * 1.5 - 0.25):  # also outside the training range
-        printed = _evaluate_text(clf.rule_list_.format(digits=17), data)
-        assert (printed == clf.predict(data).astype(str)).all()
-
-
 def test_probabilities_and_default_rule(planted_fit):
     clf, X, _ = planted_fit
     proba = clf.predict_proba(X)
@@ -78,21 +35,67 @@ def test_probabilities_and_default_rule(planted_fit):
     np.testing.assert_allclose(clf.predict_soft(X).sum(axis=1), 1.0, rtol=1e-5)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_few_epochs_on_small_data_learn_a_real_list(seed):
+    """Issue 14: with few epochs on small data the list answered the majority class only."""
+    X, y = load_iris(return_X_y=True)
+    clf = NeuRulesClassifier(n_epochs=60, random_state=seed).fit(X, y)
+    assert set(clf.predict(X)) == {0, 1, 2}
+    assert clf.score(X, y) >= 0.85
+
+
+def test_rule_count_follows_the_official_code():
+    X, y = planted_rule_data(n=150, seed=2)
+    fit = lambda y, **kw: NeuRulesClassifier(n_epochs=1, batch_size=150, **kw).fit(X, y)  # noqa: E731
+    assert fit(y).n_rules_ == 15  # 3 classes * 10 / 2
+    assert fit(y == 1).n_rules_ == 10
+    assert fit(y, n_rules=4).n_rules_ == 4
+
+
+def test_min_support_changes_the_model():
+    """Issue 14: min_support 0.2 and 0 gave identical models (the penalty had no gradient)."""
+    X, y = load_iris(return_X_y=True)
+    a = NeuRulesClassifier(min_support=0.2, random_state=0).fit(X, y)
+    b = NeuRulesClassifier(min_support=0.0, random_state=0).fit(X, y)
+    assert max(a.history_["support_penalty"]) > 0
+    assert not np.allclose(
+        a.network_.predicates.alpha.detach(), b.network_.predicates.alpha.detach()
+    )
+
+
 def test_reproducible_and_feature_names_from_dataframe():
     X, y = planted_rule_data(n=300, seed=5)
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(6)])
-    a = NeuRulesClassifier(n_epochs=40, random_state=1).fit(frame, y)
-    b = NeuRulesClassifier(n_epochs=40, random_state=1).fit(frame, y)
+    a = NeuRulesClassifier(n_epochs=60, batch_size=30, random_state=1).fit(frame, y)
+    b = NeuRulesClassifier(n_epochs=60, batch_size=30, random_state=1).fit(frame, y)
     assert str(a.rule_list_) == str(b.rule_list_) and "f" in str(a.rule_list_)
     assert all(c.name.startswith("f") for r in a.rules_ for c in r.conditions)
-    named = NeuRulesClassifier(n_epochs=5, random_state=1).fit(X, y, feature_names=list("abcdef"))
+    named = NeuRulesClassifier(n_epochs=5, batch_size=300, random_state=1)
+    named.fit(X, y, feature_names=list("abcdef"))
     assert {c.name for r in named.rules_ for c in r.conditions} <= set("abcdef")
+
+
+def test_same_seed_same_list_in_a_new_process():
+    import subprocess
+    import sys
+
+    code = (
+        "from paperplug_neurules import NeuRulesClassifier, planted_rule_data\n"
+        "X, y = planted_rule_data(n=200, seed=9)\n"
+        "print(NeuRulesClassifier(n_epochs=20, batch_size=200, random_state=4).fit(X, y).rule_list_)"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={"PYTHONHASHSEED": str(h), "OMP_NUM_THREADS": "1"}).stdout
+        for h in (1, 2)
+    ]  # fmt: skip
+    assert runs[0] == runs[1] and runs[0].startswith(("IF", "ELSE"))
 
 
 def test_string_labels_multiclass():
     X, y = planted_rule_data(n=300, seed=2)
     names = np.array(["low", "mid", "high"])[y]
-    clf = NeuRulesClassifier(n_epochs=40, random_state=0).fit(X, names)
+    clf = NeuRulesClassifier(n_epochs=40, batch_size=300, random_state=0).fit(X, names)
     assert set(clf.predict(X)) <= {"low", "mid", "high"} and clf.predict_proba(X).shape == (300, 3)
 
 
@@ -115,7 +118,8 @@ def test_bad_inputs_rejected_and_untouched(X, y, kwargs, message):
 
 
 @pytest.mark.parametrize(
-    ("param", "value"), [("n_rules", 0), ("lr", -1.0), ("min_support", 2.0), ("n_epochs", 2.5)]
+    ("param", "value"),
+    [("n_rules", 0), ("lr", -1.0), ("min_support", 2.0), ("n_epochs", 2.5), ("batch_size", 0)],
 )
 def test_bad_parameters(param, value):
     with pytest.raises(ValueError, match=param):
@@ -128,4 +132,12 @@ def test_wrong_feature_count_at_predict(planted_fit):
 
 
 def test_scikit_learn_estimator_checks():
-    check_estimator(NeuRulesClassifier(n_epochs=200, random_state=0))
+    check_estimator(
+        NeuRulesClassifier(n_epochs=100, lr=0.03, batch_size=2048, random_state=0),
+        expected_failed_checks={
+            "check_sample_weight_equivalence_on_dense_data": (
+                "stochastic: one Gumbel draw per weighted row, one per repeat; the objective "
+                "and the read-off list are equal (tests/test_weights.py)"
+            )
+        },
+    )

@@ -7,6 +7,7 @@ import pytest
 import torch
 from paperplug_neurules import (
     annealed,
+    batch_rows,
     gumbel_select,
     harmonic_and,
     heads_frozen,
@@ -80,13 +81,35 @@ def test_gumbel_selector_is_a_seeded_distribution_that_sharpens():
 
 
 def test_support_penalty_by_hand():
-    selection = torch.tensor([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.0, 0.5, 0.5]])
-    # mean selection per rule = [0.5, 0.25, 0.25]; min_support 0.3 -> [0, 0.05, 0.05]
-    assert support_penalty(selection, 0.3).item() == pytest.approx(0.1 / 3)
+    rules = torch.tensor([[1.0, 0.0, 0.2], [1.0, 0.0, 0.2], [0.0, 0.5, 0.2], [0.0, 0.5, 0.2]])
+    # supports [0.5, 0.25, 0.2]; min_support 0.3 -> shortfalls [0, 0.05, 0.1]
+    assert support_penalty(rules, 0.3).item() == pytest.approx(0.15 / 3)
+    weight = torch.tensor([3.0, 0.0, 1.0, 0.0])  # supports [0.75, 0.125, 0.2]
+    assert support_penalty(rules, 0.3, weight).item() == pytest.approx((0.175 + 0.1) / 3)
+
+
+def test_support_penalty_has_a_gradient_with_many_rules():
+    """Issue 14: on the selection shares (which sum to 1) the penalty was constant whenever
+    n_rules * min_support > 1; on the rules' supports it still pulls every rule below it."""
+    rules = torch.rand(64, 10, generator=torch.Generator().manual_seed(0)) * 0.3
+    rules.requires_grad_(True)
+    support_penalty(rules, 0.2).backward()
+    below = rules.detach().mean(0) < 0.2
+    assert below.sum() >= 5 and (rules.grad[:, below] < 0).all()
+    scores = (rules.detach() * 3).requires_grad_(True)  # the official form: selection shares
+    shares = torch.softmax(scores, dim=1).mean(0)
+    assert (shares < 0.2).all()
+    penalty = torch.relu(0.2 - shares).mean()
+    penalty.backward()
+    assert penalty.item() == pytest.approx(0.2 - 1 / 10) and scores.grad.abs().max() < 1e-8
 
 
 def test_schedule():
     assert [heads_frozen(e, 10) for e in (0, 4, 5, 9)] == [True, True, False, False]
+    assert not any(heads_frozen(e, 10, 0.0) for e in range(10))
+    assert batch_rows(150, 500) == 75  # 2 batches a pass: 1000 steps
+    assert batch_rows(600, 60) == 36  # 17 batches a pass: 1020 steps
+    assert batch_rows(100_000, 500) == 2048 and batch_rows(3, 10) == 1
     values = [annealed(1.0, e, 10, 5.0) for e in range(10)]
     assert values[:5] == [1.0] * 5 and values[-1] == pytest.approx(0.2)
     assert np.all(np.diff(values[5:]) < 0) and math.isclose(values[5], 1.0)

@@ -3,42 +3,49 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from paperplug_neurules.extraction import Rule, RuleList, extract_rule_list
 from paperplug_neurules.network import NeuralRuleList
 from paperplug_neurules.training import TrainingConfig, train_rule_list
 
-_POSITIVE = ("n_rules", "n_epochs", "lr", "batch_size", "predicate_temp", "selector_temp")
+_POSITIVE = ("lr", "predicate_temp", "selector_temp")
 
 
 class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
     """Ordered rule list learned end to end (Xu, Walter, Vreeken, NeurIPS 2025).
 
-    Defaults follow the official `run_method.py`. `predict` and `predict_proba` use the hard
-    rule list (`rule_list_`, printable with `print(clf.rule_list_)`); `predict_soft` uses the
-    relaxed network. Inputs are standardised internally; rules are reported in your units.
+    `predict` and `predict_proba` use the hard rule list (`rule_list_`, printable with
+    `print(clf.rule_list_)`); `predict_soft` uses the relaxed network. Inputs are standardised
+    internally; rules are reported in your units. `n_rules=None` takes the official code's
+    count: 10 for two classes, n_classes * 10 / 2 for more. `batch_size=None` sizes the
+    batches so that `n_epochs` passes make at least 1000 optimiser steps (at most 2048 rows,
+    the official batch). `freeze_heads` is the fraction of epochs with the class heads frozen
+    (0.5 in the official code; 0 here, see the README).
     """
 
     def __init__(
         self,
-        n_rules: int = 10,
+        n_rules: int | None = None,
         n_epochs: int = 500,
         lr: float = 0.01,
-        batch_size: int = 2048,
+        batch_size: int | None = None,
         min_support: float = 0.2,
         lambda_support: float = 0.4,
         predicate_temp: float = 0.2,
         selector_temp: float = 1.0,
         anneal_factor: float = 5.0,
         eps: float = 1e-3,
+        freeze_heads: float = 0.0,
+        class_weight: str | Mapping | None = None,
         random_state: int | np.random.RandomState | None = None,
         verbose: bool = False,
     ):
@@ -52,6 +59,8 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         self.selector_temp = selector_temp
         self.anneal_factor = anneal_factor
         self.eps = eps
+        self.freeze_heads = freeze_heads
+        self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
 
@@ -61,51 +70,86 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
             if not isinstance(value, numbers.Real) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
         for name in ("n_rules", "n_epochs", "batch_size"):
-            if not isinstance(getattr(self, name), numbers.Integral):
-                raise ValueError(f"{name} must be an integer, got {getattr(self, name)!r}")
+            value = getattr(self, name)
+            if value is None and name != "n_epochs":
+                continue
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if not 0 <= self.min_support <= 1:
             raise ValueError(f"min_support must lie in [0, 1], got {self.min_support!r}")
         if self.lambda_support < 0 or self.eps < 0 or self.anneal_factor < 1:
             raise ValueError("lambda_support and eps must be >= 0 and anneal_factor >= 1")
+        if not 0 <= self.freeze_heads <= 1:
+            raise ValueError(f"freeze_heads must lie in [0, 1], got {self.freeze_heads!r}")
+        if not (
+            self.class_weight is None
+            or self.class_weight == "balanced"
+            or isinstance(self.class_weight, Mapping)
+        ):
+            raise ValueError(
+                f"class_weight must be None, 'balanced' or a dict, got {self.class_weight!r}"
+            )
 
-    def fit(self, X, y, feature_names: Sequence[str] | None = None) -> NeuRulesClassifier:
-        """Learn the relaxed rule list, then extract the hard list `rule_list_`."""
+    def fit(
+        self, X, y, sample_weight=None, *, feature_names: Sequence[str] | None = None
+    ) -> NeuRulesClassifier:
+        """Learn the relaxed rule list, then extract the hard list `rule_list_`.
+
+        `sample_weight` (and `class_weight`) weigh each row's cross-entropy, its share of the
+        support penalty, the standardisation, the default rule and the reported supports; a
+        row of weight 0 is left out, so integer weights act like repeated rows.
+        """
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
+        weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if self.class_weight is not None:
+            weight = weight * compute_sample_weight(self.class_weight, y)
+        if not weight.any():
+            raise ValueError("sample_weight: every weight is zero; at least one must be positive")
         self.classes_, y_index = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
                 f"NeuRules needs at least two classes in y, got 1 class: {self.classes_[0]!r}"
             )
         names = self._feature_names(feature_names, X.shape[1])
-        self.mean_ = X.mean(axis=0)
-        self.scale_ = np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+        kept = weight > 0  # weight 0 is the row left out
+        X, y_index, weight = X[kept], y_index[kept], weight[kept] / weight[kept].mean()
+        self.mean_ = np.average(X, axis=0, weights=weight)
+        std = np.sqrt(np.average((X - self.mean_) ** 2, axis=0, weights=weight))
+        self.scale_ = np.where(std > 0, std, 1.0)
         Z = torch.as_tensor((X - self.mean_) / self.scale_, dtype=torch.float32)
-        seed = int(check_random_state(self.random_state).randint(2**31 - 1))
-        generator = torch.Generator().manual_seed(seed)
+        generator = torch.Generator().manual_seed(self._seed())
+        self.n_rules_ = self.n_rules or max(10, len(self.classes_) * 10 // 2)
         self.network_ = NeuralRuleList(
             Z.min(dim=0).values,
             Z.max(dim=0).values,
-            self.n_rules,
+            self.n_rules_,
             len(self.classes_),
             predicate_temp=self.predicate_temp,
             eps=self.eps,
             generator=generator,
         )
         config = TrainingConfig(
-            self.n_epochs,
-            self.lr,
-            self.batch_size,
-            self.min_support,
-            self.lambda_support,
-            self.predicate_temp,
-            self.selector_temp,
-            self.anneal_factor,
+            n_epochs=self.n_epochs,
+            lr=self.lr,
+            batch_size=self.batch_size,
+            min_support=self.min_support,
+            lambda_support=self.lambda_support,
+            predicate_temp=self.predicate_temp,
+            selector_temp=self.selector_temp,
+            anneal_factor=self.anneal_factor,
+            freeze_heads=self.freeze_heads,
         )
-        target = torch.as_tensor(y_index, dtype=torch.long)
+        self.batch_size_ = config.rows(len(X))
         self.history_ = train_rule_list(
-            self.network_, Z, target, config, generator, self._progress()
+            self.network_,
+            Z,
+            torch.as_tensor(y_index, dtype=torch.long),
+            config,
+            generator,
+            weight=torch.as_tensor(weight, dtype=torch.float32),
+            on_epoch=self._progress(self.n_epochs),
         )
         self.rule_list_ = extract_rule_list(
             self.network_,
@@ -115,9 +159,17 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
             classes=self.classes_,
             X_train=X,
             y_train=y_index,
+            sample_weight=weight,
         )
         self.rules_: list[Rule] = list(self.rule_list_.rules)
         return self
+
+    def _seed(self) -> int:
+        """One integer seed from `random_state`; None takes fresh OS entropy, never the global
+        numpy generator."""
+        if self.random_state is None:
+            return int(np.random.SeedSequence().generate_state(1)[0])
+        return int(check_random_state(self.random_state).randint(2**31 - 1))
 
     def _feature_names(self, feature_names: Sequence[str] | None, n_features: int) -> list[str]:
         if feature_names is not None:
@@ -129,13 +181,13 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
             return [str(n) for n in self.feature_names_in_]
         return [f"x{i}" for i in range(n_features)]
 
-    def _progress(self):
+    def _progress(self, n_epochs: int):
         if not self.verbose:
             return None
 
         def report(epoch: int, record: dict[str, float]) -> None:
-            if epoch % max(1, self.n_epochs // 10) == 0 or epoch == self.n_epochs - 1:
-                print(f"epoch {epoch + 1}/{self.n_epochs}  loss {record['loss']:.4f}", flush=True)
+            if epoch % max(1, n_epochs // 10) == 0 or epoch == n_epochs - 1:
+                print(f"epoch {epoch + 1}/{n_epochs}  loss {record['loss']:.4f}", flush=True)
 
         return report
 
@@ -149,6 +201,7 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         return self.rule_list_.predict_proba(X)
 
     def predict(self, X) -> np.ndarray:
+        """The label of the rule that answers each row: what `print(clf.rule_list_)` says."""
         proba = self.predict_proba(X)
         return self.classes_[proba.argmax(axis=1)]
 
@@ -160,7 +213,7 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def coverage_(self) -> float:
-        """Fraction of training rows answered by a learned rule rather than the default."""
+        """(Weighted) fraction of training rows answered by a learned rule, not the default."""
         check_is_fitted(self, "rule_list_")
         return float(sum(r.support for r in self.rule_list_.rules))
 

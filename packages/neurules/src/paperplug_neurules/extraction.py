@@ -2,7 +2,9 @@
 
 Rule j keeps the features with w_ji > 0 as conditions α < x < β, mapped back through the
 standardisation; a cut point beyond the training range becomes ±∞ (the condition is
-vacuous there), so the printed list and `predict` are the same function everywhere. Rules
+vacuous there), and the others the shortest decimal that decides every training row as the
+cut point does. Thresholds print exactly (`repr`), so the printed list and `predict` are the
+same function everywhere, whatever the features' offset and spread. Rules
 are tried by descending priority; the first that fires answers with softmax(H[:, j]). The
 official code has no default rule (uncovered rows fall to class 0); here the default
 answers with the Laplace-smoothed class frequencies of the training rows no rule covers.
@@ -21,7 +23,11 @@ from paperplug_neurules.network import NeuralRuleList
 
 @dataclass(frozen=True)
 class Condition:
-    """low < x[feature] < high, in the user's units (±inf where unbounded)."""
+    """low < x[feature] < high, in the user's units (±inf where unbounded).
+
+    Printed with `repr` of each float, the shortest text that reads back as the same float, so
+    the printed condition is exactly the one `holds` evaluates.
+    """
 
     feature: int
     name: str
@@ -32,21 +38,18 @@ class Condition:
         column = X[:, self.feature]
         return (column > self.low) & (column < self.high)
 
-    def format(self, digits: int = 4) -> str:
-        low, high = f"{self.low:.{digits}g}", f"{self.high:.{digits}g}"
-        if math.isinf(self.low):
-            return f"{self.name} < {high}"
-        if math.isinf(self.high):
-            return f"{self.name} > {low}"
-        return f"{low} < {self.name} < {high}"
-
     def __str__(self) -> str:
-        return self.format()
+        if math.isinf(self.low):
+            return f"{self.name} < {self.high!r}"
+        if math.isinf(self.high):
+            return f"{self.name} > {self.low!r}"
+        return f"{self.low!r} < {self.name} < {self.high!r}"
 
 
 @dataclass(frozen=True)
 class Rule:
-    """IF all conditions THEN `label` (class probabilities `proba`); `support` on training rows."""
+    """IF all conditions THEN `label` (class probabilities `proba`); `support`: the (weighted)
+    fraction of training rows this rule answers."""
 
     conditions: tuple[Condition, ...]
     label: object
@@ -60,16 +63,14 @@ class Rule:
             mask &= condition.holds(X)
         return mask
 
-    def format(self, digits: int = 4) -> str:
-        return " AND ".join(c.format(digits) for c in self.conditions) or "TRUE"
-
     def __str__(self) -> str:
-        return self.format()
+        return " AND ".join(str(c) for c in self.conditions) or "TRUE"
 
 
 @dataclass(frozen=True)
 class RuleList:
-    """An ordered rule list with a default rule; the shipped NeuRules model."""
+    """An ordered rule list with a default rule; the shipped NeuRules model. `str()` prints it,
+    and the printed text is the model: parsed and applied, it gives `predict` on every row."""
 
     rules: tuple[Rule, ...]
     default_label: object
@@ -100,18 +101,45 @@ class RuleList:
     def __len__(self) -> int:
         return len(self.rules)
 
-    def format(self, digits: int = 4) -> str:
-        """IF / ELSE IF / ELSE text; digits=17 prints every threshold exactly."""
+    def __str__(self) -> str:
+        """IF / ELSE IF / ELSE text, every threshold printed exactly."""
         lines = [
-            f"{'IF' if j == 0 else 'ELSE IF'} {rule.format(digits)} THEN {rule.label}  "
+            f"{'IF' if j == 0 else 'ELSE IF'} {rule} THEN {rule.label}  "
             f"(p={max(rule.proba):.2f}, support={rule.support:.2f})"
             for j, rule in enumerate(self.rules)
         ]
         lines.append(f"ELSE {self.default_label}  (p={max(self.default_proba):.2f})")
         return "\n".join(lines)
 
-    def __str__(self) -> str:
-        return self.format()
+
+def readable_threshold(value: float, below: float, above: float, spread: float) -> float:
+    """The number with the fewest decimals in the open gap (below, above) nearest `value`.
+
+    `below` and `above` are the training values on either side of the cut, so every training
+    row is decided as by `value` itself. Decimals start at the feature's spread (a feature at
+    -122.3 ± 0.01 gets hundredths at least) and grow until the number falls in the gap; the
+    result is a float whose `repr` is that short decimal.
+    """
+    value = float(value)
+    if not below < value < above:
+        return value
+    start = -math.floor(math.log10(spread)) if spread > 0 else 0
+    for decimals in range(start, start + 18):
+        candidate = round(value, decimals) if decimals < 0 else float(f"{value:.{decimals}f}")
+        if below < candidate < above:
+            return candidate
+    return value
+
+
+def _gap(values: np.ndarray, cut: float) -> tuple[float, float]:
+    """The sorted distinct training values just below and just above `cut` (±inf at the ends);
+    an empty gap where `cut` is itself a training value."""
+    i = int(np.searchsorted(values, cut, side="left"))
+    if i < len(values) and values[i] == cut:
+        return cut, cut
+    below = float(values[i - 1]) if i > 0 else -math.inf
+    above = float(values[i]) if i < len(values) else math.inf
+    return below, above
 
 
 def extract_rule_list(
@@ -123,29 +151,42 @@ def extract_rule_list(
     classes: np.ndarray,
     X_train: np.ndarray,
     y_train: np.ndarray,
+    sample_weight: np.ndarray | None = None,
 ) -> RuleList:
-    """Read the hard rule list off a trained network; `y_train` holds class indices."""
+    """Read the hard rule list off a trained network; `y_train` holds class indices.
+
+    A cut at or beyond the training range becomes ±inf (the condition is dropped); the others
+    become the shortest decimal between the same two training values (`readable_threshold`),
+    so training rows are decided exactly as by the network's cut points. A rule that answers
+    no training row (an empty interval, or shadowed by the rules before it) is left out.
+    """
+    weight = np.ones(len(X_train)) if sample_weight is None else np.asarray(sample_weight, float)
     with torch.no_grad():
         weights = net.conjunctions.weights.numpy()  # (R, d)
-        alpha = net.predicates.alpha.numpy() * scale + mean  # back to the user's units
-        beta = net.predicates.beta.numpy() * scale + mean
+        alpha = net.predicates.alpha.numpy().astype(np.float64) * scale + mean  # user's units
+        beta = net.predicates.beta.numpy().astype(np.float64) * scale + mean
         order = net.selector.order.numpy()
         proba = torch.softmax(net.selector.heads, dim=0).T.numpy()  # (R, C)
-    lo, hi = X_train.min(axis=0), X_train.max(axis=0)
+    columns = [np.unique(X_train[:, i]) for i in range(X_train.shape[1])]
+    spread = X_train.std(axis=0)
+
+    def cut(i: int, value: float, unbounded: float) -> float:
+        values = columns[i]
+        if (value <= values[0] and unbounded < 0) or (value >= values[-1] and unbounded > 0):
+            return unbounded
+        return readable_threshold(value, *_gap(values, value), float(spread[i]))
+
     rules: list[Rule] = []
     for j in np.argsort(-order, kind="stable"):
-        conditions = tuple(
-            Condition(
-                int(i),
-                feature_names[i],
-                -math.inf if alpha[j, i] <= lo[i] else float(alpha[j, i]),
-                math.inf if beta[j, i] >= hi[i] else float(beta[j, i]),
-            )
-            for i in np.flatnonzero(weights[j] > 0)
-            if alpha[j, i] > lo[i] or beta[j, i] < hi[i]
-        )
+        conditions = []
+        for i in np.flatnonzero(weights[j] > 0):
+            low, high = cut(int(i), alpha[j, i], -math.inf), cut(int(i), beta[j, i], math.inf)
+            if not (math.isinf(low) and math.isinf(high)):
+                conditions.append(Condition(int(i), feature_names[i], float(low), float(high)))
+        if any(c.low >= c.high for c in conditions):  # an empty interval: never fires
+            continue
         p = tuple(float(v) for v in proba[j])
-        rules.append(Rule(conditions, classes[int(np.argmax(p))], p, float(order[j]), 0.0))
+        rules.append(Rule(tuple(conditions), classes[int(np.argmax(p))], p, float(order[j]), 0.0))
         if not conditions:  # fires on everything: later rules can never answer
             break
     if rules and not rules[-1].conditions:
@@ -154,13 +195,14 @@ def extract_rule_list(
     else:
         draft = RuleList(tuple(rules), None, (0.0,) * len(classes), tuple(classes))
         uncovered = draft.decide(X_train) == len(rules)
-        counts = np.bincount(y_train[uncovered], minlength=len(classes)) + 1.0
+        counts = np.bincount(y_train[uncovered], weight[uncovered], minlength=len(classes)) + 1.0
         default_proba = tuple(float(v) for v in counts / counts.sum())
     decided = RuleList(tuple(rules), None, default_proba, tuple(classes)).decide(X_train)
-    support = np.bincount(decided, minlength=len(rules) + 1) / len(X_train)
-    rules = [
+    support = np.bincount(decided, weight, minlength=len(rules) + 1) / weight.sum()
+    rules = [  # a rule that answers no training row is left out: no row stands behind it
         Rule(r.conditions, r.label, r.proba, r.priority, float(support[j]))
         for j, r in enumerate(rules)
+        if support[j] > 0
     ]
     default_label = classes[int(np.argmax(default_proba))]
     return RuleList(tuple(rules), default_label, default_proba, tuple(classes))

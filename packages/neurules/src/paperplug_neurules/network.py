@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from paperplug_neurules.conjunction import Conjunctions
-from paperplug_neurules.ordering import RuleSelector, priorities
+from paperplug_neurules.ordering import RuleSelector
 from paperplug_neurules.predicates import IntervalPredicates
 
 
@@ -36,13 +36,13 @@ class NeuralRuleList(nn.Module):
 
     def forward(
         self, x: torch.Tensor, selector_temp: float, generator: torch.Generator | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Training pass with Gumbel noise: (logits (batch, C), selection (batch, R))."""
-        return self.selector(self.rule_activations(x), selector_temp, generator)
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Training pass: logits (batch, C), selection a (batch, R) and rule truths r (batch, R);
+        Gumbel noise drawn from `generator`, none when it is None."""
+        rules = self.rule_activations(x)
+        return *self.selector(rules, selector_temp, generator), rules
 
     @torch.no_grad()
     def soft_proba(self, x: torch.Tensor, selector_temp: float) -> torch.Tensor:
         """Relaxed prediction without noise: softmax(H · softmax(r⊙s/τ))."""
-        scores = self.rule_activations(x) * priorities(self.selector.order)
-        selection = torch.softmax(scores / selector_temp, dim=-1)
-        return torch.softmax(selection @ self.selector.heads.T, dim=-1)
+        return torch.softmax(self(x, selector_temp, None)[0], dim=-1)

@@ -12,9 +12,10 @@ def priorities(order: torch.Tensor) -> torch.Tensor:
 
 
 def gumbel_select(
-    scores: torch.Tensor, temperature: float, generator: torch.Generator | None = None
+    scores: torch.Tensor, temperature: float, generator: torch.Generator
 ) -> torch.Tensor:
-    """Soft one-hot choice of the active rule: softmax((r⊙s + g)/τ) with Gumbel noise g."""
+    """Soft one-hot choice of the active rule: softmax((r⊙s + g)/τ) with Gumbel noise g drawn
+    from `generator`."""
     u = torch.rand(scores.shape, generator=generator).clamp_(1e-10, 1 - 1e-10)
     return torch.softmax((scores - torch.log(-torch.log(u))) / temperature, dim=-1)
 
@@ -33,11 +34,28 @@ class RuleSelector(nn.Module):
     def forward(
         self, rules: torch.Tensor, temperature: float, generator: torch.Generator | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """rules (batch, R) -> (logits (batch, C), selection a (batch, R))."""
-        selection = gumbel_select(rules * priorities(self.order), temperature, generator)
+        """rules (batch, R) -> (logits (batch, C), selection a (batch, R)); Gumbel noise from
+        `generator`, none when it is None (the relaxed model's own prediction)."""
+        scores = rules * priorities(self.order)
+        if generator is None:
+            selection = torch.softmax(scores / temperature, dim=-1)
+        else:
+            selection = gumbel_select(scores, temperature, generator)
         return selection @ self.heads.T, selection
 
 
-def support_penalty(selection: torch.Tensor, min_support: float) -> torch.Tensor:
-    """mean_j ReLU(min_support − mean_batch a_j): every rule should be selected for some rows."""
-    return torch.relu(min_support - selection.mean(dim=0)).mean()
+def support_penalty(
+    rules: torch.Tensor, min_support: float, weight: torch.Tensor | None = None
+) -> torch.Tensor:
+    """mean_j ReLU(min_support − supp_j), supp_j = (weighted) mean over the batch of rule j's soft
+    truth r_j: the fraction of rows its conditions hold on, as a rule learner's minimum support.
+
+    The official code puts the selection shares a_j in place of r_j; they sum to 1 over the
+    rules, so when every share is below min_support (always so when n_rules·min_support > 1,
+    as at its defaults) the penalty is the constant min_support − 1/n_rules, without gradient.
+    """
+    if weight is None:
+        support = rules.mean(dim=0)
+    else:
+        support = (weight[:, None] * rules).sum(dim=0) / weight.sum()
+    return torch.relu(min_support - support).mean()

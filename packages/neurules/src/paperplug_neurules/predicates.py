@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 
 def soft_interval(
@@ -11,13 +12,12 @@ def soft_interval(
 ) -> torch.Tensor:
     """π = softmax([x, 2x−α, 3x−α−β]/t)[1] = 1 / (1 + e^{(α−x)/t} + e^{(x−β)/t}).
 
-    Computed as exp(−logsumexp(0, (α−x)/t, (x−β)/t)), stable for any t > 0; tends to the
-    indicator of α < x < β as t → 0.
+    Computed as exp(−logaddexp(softplus((α−x)/t), (x−β)/t)) = exp(−log(1 + e^u + e^v)), stable
+    for any t > 0 and faster than a 3-way logsumexp; tends to the indicator of α < x < β as
+    t → 0.
     """
-    z = torch.stack(
-        [torch.zeros_like(x - alpha), (alpha - x) / temperature, (x - beta) / temperature]
-    )
-    return torch.exp(-torch.logsumexp(z, dim=0))
+    below = F.softplus((alpha - x) / temperature)
+    return torch.exp(-torch.logaddexp(below, (x - beta) / temperature))
 
 
 class IntervalPredicates(nn.Module):

@@ -1,6 +1,9 @@
-"""Stage 4: the training schedule — heads frozen for the first half, then temperatures annealed."""
+"""Stage 4: the training schedule — temperatures annealed over the second half, class heads
+optionally frozen for a first part, and enough optimiser steps on small data."""
 
 from __future__ import annotations
+
+import math
 
 
 def annealed(start: float, epoch: int, n_epochs: int, factor: float) -> float:
@@ -12,6 +15,14 @@ def annealed(start: float, epoch: int, n_epochs: int, factor: float) -> float:
     return start * (1 - progress) + start / factor * progress
 
 
-def heads_frozen(epoch: int, n_epochs: int) -> bool:
-    """Class heads H get no update during the first half, so rules form before labels attach."""
-    return epoch < n_epochs // 2
+def heads_frozen(epoch: int, n_epochs: int, fraction: float = 0.5) -> bool:
+    """Class heads H get no update during the first `fraction` of the epochs (the official code:
+    half, so rules form before labels attach)."""
+    return epoch < math.floor(n_epochs * fraction)
+
+
+def batch_rows(n_rows: int, n_epochs: int, min_steps: int = 1000, max_rows: int = 2048) -> int:
+    """Rows per batch so that `n_epochs` passes make at least `min_steps` optimiser steps, at
+    most `max_rows` (the paper's batch): the official 500 epochs of 2048-row batches make
+    many steps on the paper's large datasets but 500 on a small table, too few to learn."""
+    return max(1, min(max_rows, n_rows * n_epochs // min_steps))

@@ -11,21 +11,51 @@ from torch.nn import functional as F
 from paperplug import History
 from paperplug_neurules.network import NeuralRuleList
 from paperplug_neurules.ordering import support_penalty
-from paperplug_neurules.schedule import annealed, heads_frozen
+from paperplug_neurules.schedule import annealed, batch_rows, heads_frozen
 
 
 @dataclass(frozen=True)
 class TrainingConfig:
-    """Defaults of the official `run_method.py` (500 epochs, Adam 0.01, batch 2048, ...)."""
+    """Defaults of the official `run_method.py` (500 epochs, Adam 0.01, min_support 0.2, ...),
+    except two, measured in the README: `batch_size=None` sizes batches for at least
+    `min_steps` optimiser steps (`batch_rows`, at most the official 2048 rows), and the class
+    heads learn from the start (`freeze_heads=0`; the official code freezes them for the first
+    half of the epochs)."""
 
     n_epochs: int = 500
     lr: float = 0.01
-    batch_size: int = 2048
+    batch_size: int | None = None
+    min_steps: int = 1000
     min_support: float = 0.2
     lambda_support: float = 0.4
     predicate_temp: float = 0.2
     selector_temp: float = 1.0
     anneal_factor: float = 5.0
+    freeze_heads: float = 0.0
+
+    def rows(self, n_rows: int) -> int:
+        """Rows per batch for a training set of `n_rows`."""
+        return self.batch_size or batch_rows(n_rows, self.n_epochs, self.min_steps)
+
+
+def objective(
+    net: NeuralRuleList,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    weight: torch.Tensor,
+    *,
+    selector_temp: float,
+    min_support: float,
+    lambda_support: float,
+    generator: torch.Generator | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(loss, CE, support penalty) on a batch: the weighted mean cross-entropy plus λ times the
+    support penalty on the rules' weighted supports; integer weights equal repeated rows.
+    generator=None: no Gumbel noise."""
+    logits, _, rules = net(x, selector_temp, generator)
+    ce = (F.cross_entropy(logits, y, reduction="none") * weight).sum() / weight.sum()
+    penalty = support_penalty(rules, min_support, weight)
+    return ce + lambda_support * penalty, ce, penalty
 
 
 def train_rule_list(
@@ -34,37 +64,43 @@ def train_rule_list(
     y: torch.Tensor,
     config: TrainingConfig,
     generator: torch.Generator,
+    weight: torch.Tensor | None = None,
     on_epoch: Callable[[int, dict[str, float]], None] | None = None,
 ) -> History:
-    """Fit `net` on standardised `x` (n, d) and class indices `y` (n,); returns the history.
-
-    Unlike the official loop, the optimiser steps once per batch (it stepped twice).
-    """
+    """Fit `net` on standardised `x` (n, d), class indices `y` (n,) and row weights (n,);
+    returns the history. Unlike the official loop, the optimiser steps once per batch (it
+    stepped twice)."""
     history = History()
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr)
     n = x.shape[0]
-    for epoch in range(config.n_epochs):
-        t_pi = annealed(config.predicate_temp, epoch, config.n_epochs, config.anneal_factor)
-        t_sel = annealed(config.selector_temp, epoch, config.n_epochs, config.anneal_factor)
+    weight = torch.ones(n) if weight is None else weight
+    n_epochs, rows = config.n_epochs, config.rows(n)
+    for epoch in range(n_epochs):
+        t_pi = annealed(config.predicate_temp, epoch, n_epochs, config.anneal_factor)
+        t_sel = annealed(config.selector_temp, epoch, n_epochs, config.anneal_factor)
         net.predicates.temperature = t_pi
         totals, skipped = torch.zeros(3), 0
-        for batch in torch.randperm(n, generator=generator).split(config.batch_size):
+        for batch in torch.randperm(n, generator=generator).split(rows):
             optimizer.zero_grad()
-            logits, selection = net(x[batch], t_sel, generator)
-            ce = F.cross_entropy(logits, y[batch])
-            penalty = support_penalty(selection, config.min_support)
-            loss = ce + config.lambda_support * penalty
-            if not torch.isfinite(
-                loss
-            ):  # ε = 0 can divide by a zero predicate: skip, as the official code does
+            terms = objective(
+                net,
+                x[batch],
+                y[batch],
+                weight[batch],
+                selector_temp=t_sel,
+                min_support=config.min_support,
+                lambda_support=config.lambda_support,
+                generator=generator,
+            )
+            if not torch.isfinite(terms[0]):  # ε = 0 can divide by a zero predicate: skip
                 skipped += 1
                 continue
-            loss.backward()
-            if heads_frozen(epoch, config.n_epochs):
+            terms[0].backward()
+            if heads_frozen(epoch, n_epochs, config.freeze_heads):
                 net.selector.heads.grad = None
             optimizer.step()
             net.predicates.sort_cut_points()
-            totals += torch.tensor([loss.item(), ce.item(), penalty.item()]) * len(batch) / n
+            totals += torch.tensor([t.item() for t in terms]) * float(weight[batch].sum()) / n
         record = dict(zip(("loss", "ce", "support_penalty"), totals.tolist(), strict=True))
         record |= {
             "epoch": epoch,

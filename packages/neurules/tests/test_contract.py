@@ -1,0 +1,23 @@
+"""The role contract from paperplug.testing, on a small case: registered, builds through
+paperplug.load, fit returns self with a history, caller's data and global RNG state untouched."""
+
+import pytest
+from paperplug_neurules import planted_rule_data
+
+from paperplug.testing import TrainerContract
+
+
+class TestContract(TrainerContract):
+    component = "neurules"
+    params = {"n_epochs": 30, "batch_size": 200, "random_state": 0}
+
+    @pytest.fixture
+    def fit_case(self):
+        X, y = planted_rule_data(n=200, seed=3)
+        return (X, y), {}
+
+
+class TestContractWithoutSeed(TestContract):
+    """random_state=None draws fresh entropy, never from numpy's global generator."""
+
+    params = {"n_epochs": 5, "batch_size": 200, "random_state": None}
