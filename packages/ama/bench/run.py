@@ -1,123 +1,155 @@
-"""Benchmark: AMA beside random search at an equal victim-query budget and static edits
-(plain attack tool, assertive cue, maintenance claim), per victim and per domain, all on
-held-out queries; plus transfer of MiniLM-optimised tools to BM25 and SmolLM2.
+"""Benchmark: AMA beside random search at an equal victim-query budget and static edits (plain
+attack tool, assertive cue, maintenance claim), per victim, on held-out queries, over seeds with
+95% confidence intervals; the fine-tuned tool retriever's benign accuracy beside MiniLM's;
+SmolLM2's victim queries per second (names scored in one batched pass vs one pass per name)
+and the transfer of the tool-retriever tools to it.
 
 No PyPI library implements AMA (the official code has no licence and no package), so the
-peers are the paper's own baselines, run in this process on the same inputs."""
+peers are the paper's own baselines, run in this process on the same inputs.
+
+make bench PKG=ama     (about 40 min on a 2-core shared CPU, one thread)
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
-import time
+
+from paperplug_ama.embedded import (
+    LLM_DOMAIN,
+    benign_top1,
+    compare,
+    scenarios,
+    static_baselines,
+    tool_retriever,
+    victims,
+)
+
+from paperplug.harness import Timer, best_of, fmt_ci, single_thread, table
+
+VICTIMS = (
+    "tool retriever top-1",
+    "tool retriever top-2",
+    "MiniLM top-1",
+    "MiniLM top-2",
+    "BM25 top-1",
+)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument(
-        "--budget", type=int, default=2200, help="victim queries per domain (AMA: 110 x 20)"
-    )
-    parser.add_argument("--llm-domains", type=int, default=3, help="domains for SmolLM2 transfer")
-    parser.add_argument("--seeds", type=int, default=2)
-    args = parser.parse_args(argv)
-    import torch
-
-    torch.set_num_threads(1)
-    from paperplug_ama import (
-        AMAttack,
-        BM25ToolRetriever,
-        EmbeddingToolRetriever,
-        attack_success,
-        benign_accuracy,
-        load_scenarios,
-        plain_tool,
-        static_edit,
-        task_pool,
-        utility_under_attack,
-    )
-
-    scenarios = load_scenarios()
-    held = {s.domain: task_pool(s, "held_out") for s in scenarios}
-    minilm = EmbeddingToolRetriever()
-    victims = {
-        "MiniLM top-1": minilm,
-        "MiniLM top-2 slate": EmbeddingToolRetriever(minilm.encoder, top_k=2),
-        "BM25 top-1": BM25ToolRetriever(),
-    }
-    print(
-        f"budget {args.budget} victim queries per domain, {args.seeds} seeds, 10 domains x 10 held-out queries"
-    )
-    print(
-        f"{'victim':20} {'method':16} {'held-out ASR':>12} {'train SR':>8} {'utility':>8} {'benign':>7} {'queries':>8} {'time':>6}"
-    )
-    tools_by = {}
-    for vname, victim in victims.items():
-        benign = sum(benign_accuracy(held[s.domain], victim) for s in scenarios) / 10
-        for method, kw in (("AMA", {}), ("random search", {"use_history": False})):
-            asr, train, util, q, t0, per_domain = 0.0, 0.0, 0.0, 0, time.time(), None
-            for seed in range(args.seeds):
-                res = AMAttack(seed=seed, **kw).run(victim, scenarios, budget=args.budget * 10)
-                groups = res.meta["groups"]
-                asr += res.success_rate / args.seeds
-                train += sum(g["train_sr"] for g in groups) / 10 / args.seeds
-                util += sum(g["utility"] for g in groups) / 10 / args.seeds
-                q += res.queries // args.seeds
-                if seed == 0:
-                    per_domain = {g["domains"][0]: g["held_out_asr"] for g in groups}
-                    tools_by[(vname, method)] = {g["domains"][0]: g["tool"] for g in groups}
-            print(
-                f"{vname:20} {method:16} {asr:12.2f} {train:8.2f} {util:8.2f} {benign:7.2f} {q:8d} {time.time() - t0:5.0f}s"
-            )
-            if method == "AMA":
-                print(
-                    "    per domain (seed 0): "
-                    + ", ".join(f"{d} {v:.1f}" for d, v in per_domain.items())
+def attack_table(names: list[str], seeds: list[int], budget: int) -> dict:
+    """AMA and random search per victim over seeds; returns the tools of the first victim."""
+    found = scenarios()
+    rows, diffs, tools = [], [], {}
+    for label, victim in victims(names).items():
+        benign = benign_top1(victim, found)
+        with Timer() as t:
+            runs = compare(victim, found, seeds=seeds, budget=budget)
+        for method, per_seed in runs.items():
+            rows.append(
+                (
+                    label,
+                    method,
+                    fmt_ci([r["held_out_asr"] for r in per_seed]),
+                    fmt_ci([r["train_sr"] for r in per_seed]),
+                    fmt_ci([r["utility"] for r in per_seed]),
+                    benign,
+                    max(r["queries"] for r in per_seed),
                 )
-        for kind in ("plain", "assertive", "maintenance"):
-            flags, util = [], 0.0
-            for s in scenarios:
-                tool = plain_tool(s.domain, s.agent)
-                tool = tool if kind == "plain" else static_edit(tool, kind)
-                flags += attack_success(tool, held[s.domain], victim)
-                util += utility_under_attack(tool, held[s.domain], victim) / 10
-            print(
-                f"{vname:20} {'static ' + kind:16} {sum(flags) / len(flags):12.2f} {'-':>8} {util:8.2f} {benign:7.2f} {0:8d} {'':>6}"
             )
-
-    print("\ntransfer: tools optimised on MiniLM top-1 (seed 0), held-out ASR on other victims")
-    ama_tools = tools_by[("MiniLM top-1", "AMA")]
-    rnd_tools = tools_by[("MiniLM top-1", "random search")]
-    bm25 = victims["BM25 top-1"]
-    for label, tools in (("AMA", ama_tools), ("random search", rnd_tools)):
-        flags = [
-            f for s in scenarios for f in attack_success(tools[s.domain], held[s.domain], bm25)
+            if not tools:
+                tools[method] = per_seed[0]["tools"]
+        paired = [
+            a["held_out_asr"] - r["held_out_asr"]
+            for a, r in zip(runs["AMA"], runs["random search"], strict=True)
         ]
-        print(f"  MiniLM -> BM25     {label:14} {sum(flags) / len(flags):.2f}  (10 domains)")
-    from paperplug_ama import LLMToolSelector
-    from paperplug_llm import get_chat_model
+        diffs.append((label, fmt_ci(paired), f"{t.seconds:.0f}"))
+        for kind, asr in static_baselines(victim, found).items():
+            rows.append((label, f"static {kind}", f"{asr:.3f}", "-", "-", benign, 0))
+    header = ("victim", "method", "held-out ASR", "optimisation SR", "utility", "benign", "queries")
+    print(f"\n{len(seeds)} seeds, {budget} victim queries per domain, 10 domains x 30 held-out")
+    print(table(rows, header))
+    print("\nAMA minus random search, held-out ASR, paired by seed")
+    print(table(diffs, ("victim", "difference", "seconds")))
+    return tools
 
-    smol = LLMToolSelector(get_chat_model("smollm2"))
-    some = scenarios[: args.llm_domains]
-    t0 = time.time()
-    acc = sum(benign_accuracy(held[s.domain], smol) for s in some) / len(some)
-    for label, tools in (("AMA", ama_tools), ("random search", rnd_tools)):
-        flags = [f for s in some for f in attack_success(tools[s.domain], held[s.domain], smol)]
-        print(
-            f"  MiniLM -> SmolLM2  {label:14} {sum(flags) / len(flags):.2f}  ({len(some)} domains; SmolLM2 benign top-1 {acc:.2f})"
-        )
-    cue = [
-        f
-        for s in some
-        for f in attack_success(
-            static_edit(plain_tool(s.domain, s.agent), "assertive"), held[s.domain], smol
-        )
+
+def retriever_accuracy() -> None:
+    """Benign top-1 of MiniLM before and after fine-tuning, on the attack domains' queries."""
+    found = scenarios()
+    with Timer() as t:
+        tuned = tool_retriever()
+    (base,) = victims(["MiniLM top-1"]).values()
+    rows = [
+        ("MiniLM (all-MiniLM-L6-v2)", benign_top1(base, found), "-"),
+        ("tool retriever (fine-tuned)", benign_top1(tuned, found), f"{t.seconds:.0f}"),
     ]
+    print("\nbenign top-1 on the 300 held-out queries (domains the retriever never saw)")
+    print(table(rows, ("retriever", "top-1 accuracy", "load/train seconds")))
+
+
+def smollm2(tools: dict, n_domains: int) -> None:
+    """Victim queries per second, and the tool-retriever tools transferred to SmolLM2."""
+    from paperplug_ama import attack_success, selection_messages, task_pool
+
+    (smol,) = victims(["SmolLM2"]).values()
+    found = [s for s in scenarios() if s.domain == LLM_DOMAIN]
+    queries = [t.query for t in found[0].optimise[:5]]
+    catalog = found[0].tools
+
+    def batched():
+        for q in queries:
+            smol.select(q, catalog)
+
+    def one_pass_per_name():
+        for q in queries:
+            messages = selection_messages(q, catalog)
+            for tool in catalog:
+                smol.chat_model.token_logprobs(messages, tool["name"])
+
+    _, fast = best_of(batched, 2)
+    _, slow = best_of(one_pass_per_name, 2)
+    print("\nSmolLM2 victim queries per second (7-tool slate, best of 2)")
     print(
-        f"  SmolLM2 static assertive cue    {sum(cue) / len(cue):.2f}  ({time.time() - t0:.0f}s for SmolLM2)"
+        table(
+            [
+                ("names in one batched pass over the prompt cache", len(queries) / fast),
+                ("one teacher-forced pass per name", len(queries) / slow),
+            ],
+            ("scoring", "queries / s"),
+            digits=2,
+        )
     )
-    print("\npaper (AMA, LLM agents, gpt-4o-mini proposer): ASR 0.81-0.95")
-    return 0
+    some = scenarios()[:n_domains]
+    rows = [("benign top-1", benign_top1(smol, some))]
+    for method, by_domain in tools.items():
+        flags = [
+            f
+            for s in some
+            for f in attack_success(by_domain[s.domain], task_pool(s, "held_out"), smol)
+        ]
+        rows.append((f"{method} tool (seed 0) held-out ASR", sum(flags) / len(flags)))
+    print(
+        f"\ntool-retriever top-1 tools transferred to SmolLM2 ({n_domains} domains x 30 held-out)"
+    )
+    print(table(rows, ("measure", "value")))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--seeds", type=int, default=6)
+    parser.add_argument("--budget", type=int, default=2200, help="victim queries per domain")
+    parser.add_argument("--victims", nargs="+", default=list(VICTIMS), choices=VICTIMS)
+    parser.add_argument("--llm-domains", type=int, default=3)
+    parser.add_argument("--no-llm", action="store_true")
+    args = parser.parse_args()
+    single_thread()
+    retriever_accuracy()
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    tools = attack_table(args.victims, seeds, args.budget)
+    if not args.no_llm:
+        smollm2(tools, args.llm_domains)
+    print("\npaper (AMA against LLM agents, gpt-4o-mini proposer): ASR 0.81-0.95")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

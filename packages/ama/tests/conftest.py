@@ -1,7 +1,17 @@
-import pytest
-import torch
+"""One thread (shared CPUs) and no progress bars in tests; one MiniLM shared by the tests."""
 
-torch.set_num_threads(1)
+import os
+
+import pytest
+
+os.environ.setdefault("PAPERPLUG_PROGRESS", "0")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread():
+    from paperplug.harness import single_thread
+
+    single_thread()
 
 
 @pytest.fixture(scope="session")

@@ -33,8 +33,8 @@ def test_adversarial_items_are_tool_metadata_for_a_tool_stage_guard():
         attack, BM25ToolRetriever(), load_scenarios(["travel"]), guard=compose(BlockCues())
     )
     items = ev.result.adversarial
-    assert len(items) == len(ev.result.success) == 10  # one per held-out query
+    assert len(items) == len(ev.result.success) == 30  # one per held-out query
     assert {"name", "description", "parameters", "query"} <= set(items[0])
     blocked = BlockCues().check(items[0]).valid is False
-    assert ev.blocked == (10 if blocked else 0)
+    assert ev.blocked == (30 if blocked else 0)
     assert ev.guarded_success_rate == (0.0 if blocked else ev.success_rate)

@@ -12,12 +12,7 @@ from typing import Any
 
 from paperplug import AttackResult
 from paperplug_ama.estimation import task_pool
-from paperplug_ama.evaluation import (
-    attack_success,
-    benign_accuracy,
-    selects_attack,
-    utility_under_attack,
-)
+from paperplug_ama.evaluation import benign_accuracy, held_out_choices, selects_attack
 from paperplug_ama.metadata import as_tool
 from paperplug_ama.optimisation import in_context_optimisation
 from paperplug_ama.privacy import DEFAULT_FIELDS, hidden_parameter_schema
@@ -144,7 +139,8 @@ class AMAttack:
             queries += result.queries
             best = result.best.tool
             held = task_pool(group, "held_out")
-            flags = attack_success(best, held, victim, seed=self.seed)
+            choices = held_out_choices(best, held, victim, seed=self.seed)
+            flags = [hit for hit, _ in choices]
             for i, ((task, _), hit) in enumerate(zip(held, flags, strict=True)):
                 adversarial.append({**best, "query": task.query})
                 success.append(hit)
@@ -156,7 +152,7 @@ class AMAttack:
                     "train_sr": result.best.sr,
                     "held_out_asr": sum(flags) / len(flags),
                     "benign_accuracy": benign_accuracy(held, victim, seed=self.seed),
-                    "utility": utility_under_attack(best, held, victim, seed=self.seed),
+                    "utility": sum(gold for _, gold in choices) / len(choices),
                     "queries": result.queries,
                     "stopped": result.stopped,
                     "invalid": len(result.invalid),

@@ -18,6 +18,21 @@ def _slate(catalog: Any, seed: int, index: int) -> tuple[list, random.Random]:
     return slate, rng
 
 
+def held_out_choices(
+    tool: Mapping[str, Any], pool: TaskPool, victim: Any, *, seed: int = 0
+) -> list[tuple[bool, bool]]:
+    """Per task, from one victim call on its whole catalog plus the attack tool: (was the
+    attack tool selected, was the gold tool selected); the order is fixed by `seed` and the
+    task's index, so every measure below sees the same slates."""
+    out = []
+    for i, (task, catalog) in enumerate(pool):
+        slate, rng = _slate(catalog, seed, i)
+        tools, at = insert_and_shuffle(tool, slate, rng)
+        chosen = victim.select(task.query, tools)
+        out.append((at in chosen, any(tools[j]["name"] == task.gold for j in chosen)))
+    return out
+
+
 def selects_attack(
     tool: Mapping[str, Any], task: Task, catalog: Any, victim: Any, *, seed: int = 0, index: int = 0
 ) -> bool:
@@ -32,10 +47,7 @@ def attack_success(
     tool: Mapping[str, Any], pool: TaskPool, victim: Any, *, seed: int = 0
 ) -> list[bool]:
     """Per task: did the victim select the attack tool among the whole catalog (AMA's ASR)."""
-    return [
-        selects_attack(tool, task, catalog, victim, seed=seed, index=i)
-        for i, (task, catalog) in enumerate(pool)
-    ]
+    return [hit for hit, _ in held_out_choices(tool, pool, victim, seed=seed)]
 
 
 def benign_choices(pool: TaskPool, victim: Any, *, seed: int = 0) -> list[list[str]]:
@@ -58,12 +70,8 @@ def utility_under_attack(
 ) -> float:
     """Fraction of tasks whose gold tool is still selected with the attack tool present
     (for a top-k slate: still in the slate the agent receives)."""
-    kept = 0
-    for i, (task, catalog) in enumerate(pool):
-        slate, rng = _slate(catalog, seed, i)
-        tools, _ = insert_and_shuffle(tool, slate, rng)
-        kept += any(tools[j]["name"] == task.gold for j in victim.select(task.query, tools))
-    return kept / len(pool)
+    kept = [gold for _, gold in held_out_choices(tool, pool, victim, seed=seed)]
+    return sum(kept) / len(kept)
 
 
 def held_out_curve(

@@ -1,7 +1,9 @@
 """Tool-use scenarios: a domain's benign tools and its user queries with their gold tools.
 
-The embedded default holds ten domains written for this package (data/scenarios.json): the
-first half of each domain's queries is what the attacker optimises on, the second half is held out.
+The embedded default holds ten domains written for this package (data/scenarios.json): 10
+queries per domain that the attacker optimises on and 30 held out; and twelve other domains
+(data/retriever_training.json) whose query -> tool pairs train the fine-tuned tool retriever,
+never shown to the attack.
 """
 
 from __future__ import annotations
@@ -109,9 +111,8 @@ def _schema(params: Mapping[str, str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": list(params)}
 
 
-def load_scenarios(domains: Sequence[str] | None = None) -> list[Scenario]:
-    """The ten embedded scenarios (or the named subset), 10 optimisation + 10 held-out queries each."""
-    text = resources.files("paperplug_ama").joinpath("data/scenarios.json").read_text("utf-8")
+def _load(filename: str, domains: Sequence[str] | None) -> list[Scenario]:
+    text = resources.files("paperplug_ama").joinpath(f"data/{filename}").read_text("utf-8")
     found = [scenario_from_dict(d) for d in json.loads(text)["domains"]]
     if domains is None:
         return found
@@ -120,3 +121,15 @@ def load_scenarios(domains: Sequence[str] | None = None) -> list[Scenario]:
     if unknown:
         raise ValueError(f"unknown domains {unknown}; embedded: {sorted(by_name)}")
     return [by_name[d] for d in domains]
+
+
+def load_scenarios(domains: Sequence[str] | None = None) -> list[Scenario]:
+    """The ten embedded attack scenarios (or the named subset): 10 optimisation and 30
+    held-out queries each."""
+    return _load("scenarios.json", domains)
+
+
+def load_retriever_domains(domains: Sequence[str] | None = None) -> list[Scenario]:
+    """The twelve domains the fine-tuned retriever learns from (16 queries each, all used for
+    training; their tools and queries share nothing with the attack scenarios)."""
+    return _load("retriever_training.json", domains)

@@ -175,16 +175,11 @@ class TemplateProposer:
         twice, so the bank leans to what the domain's tools do over one query's particulars)."""
         tool_words: Counter[str] = Counter()
         for t in context.tools:
-            tool_words.update(
-                {
-                    w
-                    for w in words(f"{t['name']} {t['description']}".replace("_", " "))
-                    if _content(w)
-                }
-            )
+            text = f"{t['name']} {t['description']}".replace("_", " ")
+            tool_words.update(dict.fromkeys((w for w in words(text) if _content(w)), 1))
         query_words: Counter[str] = Counter()
         for q in context.tasks:
-            query_words.update({w for w in words(q) if _content(w)})
+            query_words.update(dict.fromkeys((w for w in words(q) if _content(w)), 1))
         score = {w: 2 * c for w, c in tool_words.items()}
         for w, c in query_words.items():
             score[w] = score.get(w, 0) + c
@@ -277,7 +272,7 @@ class TemplateProposer:
             sentences = _sentences(e.tool["description"])
             for x in sentences:
                 if x.startswith(TOPICS):
-                    for t in set(_topic_list(x)):
+                    for t in dict.fromkeys(_topic_list(x)):  # not a set: order feeds rng
                         units["topic"].setdefault(t, []).append(e.sr)
                 else:
                     units["sentence"].setdefault(x, []).append(e.sr)

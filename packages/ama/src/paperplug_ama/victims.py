@@ -164,21 +164,25 @@ def selection_messages(query: str, tools: Sequence[Mapping[str, Any]]) -> list[d
 class LLMToolSelector(RankingSelector):
     """An LLM agent's tool choice over any ChatModel.
 
-    scoring="loglik" (local transformers models: HFChatModel, SmolLM2) scores each tool by
-    the summed log-probability of its name as the reply, one prompt pass with a KV cache;
+    scoring="loglik" (a local model with `continuation_logprobs`, e.g. paperplug-llm's
+    HFChatModel or SmolLM2) scores each tool by the summed log-probability of its name as the
+    reply: one pass over the prompt, then every name in batched passes over its KV cache;
     "generate" (any ChatModel, e.g. an OpenAI-compatible endpoint) decodes greedily and
     selects the tool whose name appears first in the reply (AMA's success rule)."""
 
     def __init__(self, chat_model: Any, *, scoring: str = "auto", max_tokens: int = 24) -> None:
         if not callable(getattr(chat_model, "chat", None)):
             raise TypeError("chat_model must implement the ChatModel protocol (chat(messages))")
-        local = all(hasattr(chat_model, a) for a in ("model", "tokenizer", "prompt_ids"))
+        local = callable(getattr(chat_model, "continuation_logprobs", None))
         if scoring == "auto":
             scoring = "loglik" if local else "generate"
         if scoring not in ("loglik", "generate"):
             raise ValueError(f"scoring must be 'auto', 'loglik' or 'generate', got {scoring!r}")
         if scoring == "loglik" and not local:
-            raise TypeError("scoring='loglik' needs a local transformers chat model (HFChatModel)")
+            raise TypeError(
+                "scoring='loglik' needs a chat model with continuation_logprobs(messages, "
+                "candidates) (paperplug_llm.HFChatModel)"
+            )
         self.chat_model, self.scoring, self.max_tokens, self.top_k = (
             chat_model,
             scoring,
@@ -192,37 +196,7 @@ class LLMToolSelector(RankingSelector):
         if self.scoring == "generate":
             reply = self.chat_model.chat(messages, temperature=0, max_tokens=self.max_tokens)
             return _reply_scores(reply, names)
-        return self._name_logliks(messages, names)
-
-    def _name_logliks(self, messages: list[dict[str, str]], names: list[str]) -> list[float]:
-        import inspect
-
-        import torch
-
-        llm = self.chat_model
-        prompt = llm.prompt_ids(messages)
-        forward = llm.model.forward
-        key = "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
-        device = next(llm.model.parameters()).device
-        out = []
-        with torch.inference_mode():
-            first = llm.model(input_ids=torch.tensor([prompt], device=device), use_cache=True)
-            past = getattr(first, key)
-            head = torch.log_softmax(first.logits[0, -1].float(), -1)  # (vocab,)
-            for name in names:
-                ids = list(llm.tokenizer(name, add_special_tokens=False)["input_ids"])
-                total = float(head[ids[0]])
-                if len(ids) > 1:
-                    step = llm.model(
-                        input_ids=torch.tensor([ids[:-1]], device=device),
-                        use_cache=True,
-                        **{key: past},
-                    )
-                    logp = torch.log_softmax(step.logits[0].float(), -1)  # (len-1, vocab)
-                    total += float(logp[torch.arange(len(ids) - 1), torch.tensor(ids[1:])].sum())
-                    past.crop(-(len(ids) - 1))  # back to the prompt's cache
-                out.append(total)
-        return out
+        return [sum(lp) for lp in self.chat_model.continuation_logprobs(messages, names)]
 
 
 def _reply_scores(reply: str, names: Sequence[str]) -> list[float]:
