@@ -7,7 +7,7 @@ and the transfer of the tool-retriever tools to it.
 No PyPI library implements AMA (the official code has no licence and no package), so the
 peers are the paper's own baselines, run in this process on the same inputs.
 
-make bench PKG=ama     (about 40 min on a 2-core shared CPU, one thread)
+make bench PKG=ama     (about 30 min on a 2-core shared CPU, one thread)
 """
 
 from __future__ import annotations
@@ -35,14 +35,16 @@ VICTIMS = (
 )
 
 
-def attack_table(names: list[str], seeds: list[int], budget: int) -> dict:
-    """AMA and random search per victim over seeds; returns the tools of the first victim."""
+def attack_table(names: list[str], seeds: list[int], budget: int) -> tuple[str, dict]:
+    """AMA and random search per victim over seeds; returns the first victim and, per method,
+    the tools of its first seed."""
     found = scenarios()
     rows, diffs, tools = [], [], {}
     for label, victim in victims(names).items():
         benign = benign_top1(victim, found)
         with Timer() as t:
             runs = compare(victim, found, seeds=seeds, budget=budget)
+        first = not tools
         for method, per_seed in runs.items():
             rows.append(
                 (
@@ -55,7 +57,7 @@ def attack_table(names: list[str], seeds: list[int], budget: int) -> dict:
                     max(r["queries"] for r in per_seed),
                 )
             )
-            if not tools:
+            if first:
                 tools[method] = per_seed[0]["tools"]
         paired = [
             a["held_out_asr"] - r["held_out_asr"]
@@ -69,7 +71,7 @@ def attack_table(names: list[str], seeds: list[int], budget: int) -> dict:
     print(table(rows, header))
     print("\nAMA minus random search, held-out ASR, paired by seed")
     print(table(diffs, ("victim", "difference", "seconds")))
-    return tools
+    return names[0], tools
 
 
 def retriever_accuracy() -> None:
@@ -86,8 +88,33 @@ def retriever_accuracy() -> None:
     print(table(rows, ("retriever", "top-1 accuracy", "load/train seconds")))
 
 
-def smollm2(tools: dict, n_domains: int) -> None:
-    """Victim queries per second, and the tool-retriever tools transferred to SmolLM2."""
+def overfitting(label: str, seed: int, budget: int) -> None:
+    """Every candidate either method scored, bucketed by its optimisation SR: the mean held-out
+    ASR per bucket (does AMA's loop find candidates that generalise better at equal SR?)."""
+    from paperplug_ama import AMAttack, attack_success, task_pool
+
+    found = scenarios()
+    (victim,) = victims([label]).values()
+    rows = []
+    for method, use_history in (("AMA", True), ("random search", False)):
+        result = AMAttack(seed=seed, use_history=use_history).run(
+            victim, found, budget=budget * len(found)
+        )
+        buckets: dict[float, list[float]] = {}
+        for g, s in zip(result.meta["groups"], found, strict=True):
+            held = task_pool(s, "held_out")
+            for h in g["history"]:
+                flags = attack_success(h, held, victim)
+                buckets.setdefault(round(h["sr"], 1), []).append(sum(flags) / len(flags))
+        for sr in sorted(buckets):
+            values = buckets[sr]
+            rows.append((method, sr, len(values), sum(values) / len(values)))
+    print(f"\n{label}, seed {seed}: held-out ASR of every scored candidate by its optimisation SR")
+    print(table(rows, ("method", "optimisation SR", "candidates", "mean held-out ASR")))
+
+
+def smollm2(source: str, tools: dict, n_domains: int) -> None:
+    """Victim queries per second, and the tools found on `source` transferred to SmolLM2."""
     from paperplug_ama import attack_success, selection_messages, task_pool
 
     (smol,) = victims(["SmolLM2"]).values()
@@ -127,9 +154,7 @@ def smollm2(tools: dict, n_domains: int) -> None:
             for f in attack_success(by_domain[s.domain], task_pool(s, "held_out"), smol)
         ]
         rows.append((f"{method} tool (seed 0) held-out ASR", sum(flags) / len(flags)))
-    print(
-        f"\ntool-retriever top-1 tools transferred to SmolLM2 ({n_domains} domains x 30 held-out)"
-    )
+    print(f"\n{source} tools transferred to SmolLM2 ({n_domains} domains x 30 held-out)")
     print(table(rows, ("measure", "value")))
 
 
@@ -145,9 +170,10 @@ def main() -> None:
     single_thread()
     retriever_accuracy()
     seeds = list(range(args.seed, args.seed + args.seeds))
-    tools = attack_table(args.victims, seeds, args.budget)
+    source, tools = attack_table(args.victims, seeds, args.budget)
+    overfitting("tool retriever top-2", args.seed, args.budget)
     if not args.no_llm:
-        smollm2(tools, args.llm_domains)
+        smollm2(source, tools, args.llm_domains)
     print("\npaper (AMA against LLM agents, gpt-4o-mini proposer): ASR 0.81-0.95")
 
 

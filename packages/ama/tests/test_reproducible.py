@@ -23,8 +23,8 @@ def _run(hash_seed: str) -> dict:
 
 
 def test_same_seed_same_run_under_different_hash_seeds():
-    """Before the fix, the history of this run differed between hash seeds 1, 2, 3 and 4
-    (topic credit was gathered through a set); every candidate must now agree."""
+    """Before the fix (topic credit gathered through a set) this run's history differed
+    between hash seeds 1 and 2; every scored candidate must now agree."""
     first, second = _run("1"), _run("2")
     assert first["meta"]["groups"][0]["history"] == second["meta"]["groups"][0]["history"]
     assert first == second

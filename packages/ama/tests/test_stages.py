@@ -168,8 +168,9 @@ def test_template_credit_is_the_shrunk_mean_sr_gain():
 
 
 def test_in_context_loop_beats_random_search_on_optimisation_sr():
-    """Equal budget (the paper's 110 candidates x 20 trials), three seeds, BM25 victim: the
-    history-driven proposer finds tools of higher SR on the attacker's queries."""
+    """Equal budget (the paper's 110 candidates x 20 trials), BM25 victim: the history-driven
+    proposer finds tools of higher SR on the attacker's queries. Measured on seeds 0-5: AMA
+    ahead on every seed, by 0.026-0.055 (mean 0.036); asserted here as the mean over three."""
     scenarios, victim = load_scenarios(), BM25ToolRetriever()
     sr = {}
     for use_history in (True, False):
@@ -239,3 +240,40 @@ def test_bad_inputs_rejected_and_data_untouched(travel):
     before = copy.deepcopy(data)
     AMAttack(trials=2, per_round=2, rounds=1).run(BM25ToolRetriever(), data, budget=8)
     assert data == before
+
+
+def test_held_out_measures_come_from_one_call_per_query(travel):
+    from paperplug_ama import attack_success, held_out_choices, utility_under_attack
+
+    class Counting(BM25ToolRetriever):
+        calls = 0
+
+        def select(self, query, tools):
+            Counting.calls += 1
+            return super().select(query, tools)
+
+    pool, tool = task_pool(travel, "held_out"), {"name": "trip_hub", "description": "flights"}
+    choices = held_out_choices(tool, pool, Counting(), seed=2)
+    assert Counting.calls == len(pool) == 30
+    assert [a for a, _ in choices] == attack_success(tool, pool, BM25ToolRetriever(), seed=2)
+    kept = sum(g for _, g in choices) / 30
+    assert kept == utility_under_attack(tool, pool, BM25ToolRetriever(), seed=2)
+    assert not any(a and g for a, g in choices)  # top-1: one tool per query
+
+
+def test_held_out_curve_follows_the_best_so_far_candidate(travel):
+    from paperplug_ama import held_out_curve
+
+    pool, h = task_pool(travel, "held_out"), CandidateHistory()
+    h.add({"name": "zz_one", "description": "x"}, 0.2, 0.0, 0, 10)
+    h.add({"name": "other", "description": "x"}, 0.1, 0.0, 0, 20)  # worse: the curve holds
+    h.add({"name": "zz_two", "description": "x"}, 0.9, 0.0, 1, 30)
+
+    class Only:  # selects the tool named zz_two and nothing else
+        def select(self, query, tools):
+            return [i for i, t in enumerate(tools) if t["name"] == "zz_two"]
+
+    victim = Only()
+    curve = held_out_curve(h.entries, pool, victim)
+    assert curve == [(10, 0.0), (20, 0.0), (30, 1.0)]
+    assert held_out_curve([e.to_dict() for e in h.entries], pool, victim) == curve

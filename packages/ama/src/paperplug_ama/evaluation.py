@@ -4,7 +4,7 @@ shuffled, and the victim's choice; benign accuracy and utility on the same queri
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from paperplug_ama.estimation import TaskPool, insert_and_shuffle
@@ -75,15 +75,18 @@ def utility_under_attack(
 
 
 def held_out_curve(
-    entries: Any, pool: TaskPool, victim: Any, *, seed: int = 0
+    entries: Sequence[Any], pool: TaskPool, victim: Any, *, seed: int = 0
 ) -> list[tuple[int, float]]:
-    """(victim queries, held-out ASR of the best-so-far candidate) at each change of the best:
-    the ASR-versus-evaluations curve, measured on queries the attack never saw."""
+    """(victim queries, held-out ASR of the best-so-far candidate) at each scored candidate:
+    the ASR-versus-evaluations curve, measured on queries the attack never saw. `entries`:
+    ScoredCandidates or their `to_dict()` records (`result.meta["groups"][i]["history"]`)."""
     curve, best_sr, rate = [], -1.0, 0.0
     for e in entries:
-        if e.sr > best_sr:
-            best_sr = e.sr
-            flags = attack_success(e.tool, pool, victim, seed=seed)
+        e = e if isinstance(e, Mapping) else e.to_dict()
+        if e["sr"] > best_sr:
+            best_sr = e["sr"]
+            tool = {"name": e["name"], "description": e["description"]}
+            flags = attack_success(tool, pool, victim, seed=seed)
             rate = sum(flags) / len(flags)
-        curve.append((e.queries, rate))
+        curve.append((e["queries"], rate))
     return curve
