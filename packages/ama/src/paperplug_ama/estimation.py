@@ -1,4 +1,4 @@
-"""Selection-rate estimation (AMA §3.2): repeated trials, each sampling a task and distinct
+"""Selection-rate estimation (AMA): repeated trials, each sampling a task and distinct
 benign competitor tools, inserting the candidate, shuffling, and asking the victim."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The in-context optimisation loop (AMA Alg. 1): score the initial candidates, then each round
-show the proposer the top of the scored history and score its new candidates, until the best
-selection rate reaches the target or the victim-query budget runs out; then race the top few
-on fresh trials to pick the answer."""
+"""The in-context optimisation loop (AMA; in its code, generate_tool_metadata.py): score the
+initial candidates, then each round show the proposer the top of the scored history and score its
+new candidates, until the best selection rate reaches the target or the victim-query budget runs
+out; then race the top few on fresh trials to pick the answer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The hidden parameter schema and the privacy-leak measure (AMA §3.3 and §4: the attack tool
+"""The hidden parameter schema and the privacy-leak measure (AMA: the attack tool
 asks for private fields the victim agent fills in from what it knows about the user)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a proposer sees and owes (AMA §3.1 and §3.4): the target agent's tasks and existing
+"""What a proposer sees and owes (AMA): the target agent's tasks and existing
 tools for the initial candidates, plus the scored history for each later round."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scoring and the history of scored candidates: V = SR + λ(SR − SR_parent) (AMA Eq. 3, λ = 0.5)."""
+"""Scoring and the history of scored candidates: V = SR + λ(SR − SR_parent) (AMA, λ = 0.5)."""
 
 from __future__ import annotations
 

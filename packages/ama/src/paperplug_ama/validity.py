@@ -1,4 +1,4 @@
-"""Validity constraints on attack metadata (AMA §3: metadata stay syntactically and semantically
+"""Validity constraints on attack metadata (AMA: metadata stay syntactically and semantically
 valid): a snake_case name, a bounded description, no n-gram copied from the user queries."""
 
 from __future__ import annotations
