@@ -5,7 +5,13 @@ import sys
 
 import pytest
 import torch
-from paperplug_llm import build_tiny_decoder, cache_keyword, continuation_logprobs
+from paperplug_llm import (
+    build_tiny_decoder,
+    cache_keyword,
+    continuation_logprobs,
+    crop_cache,
+    forward_with_cache,
+)
 
 from paperplug.testing import global_rng_untouched
 
@@ -26,6 +32,22 @@ def test_batched_scores_equal_one_pass_per_candidate(family):
         got = continuation_logprobs(model, prompt, candidates, batch_size=batch_size)
         for cont, scores in zip(candidates, got, strict=True):
             assert scores == pytest.approx(teacher_forced(model, prompt, cont), abs=1e-5)
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt2"])
+def test_a_cropped_cache_continues_like_a_fresh_pass(family):
+    model = build_tiny_decoder(40, family=family, hidden_size=32, causal_lm=True, seed=2)
+    ids = torch.tensor([[4, 9, 1, 7, 3, 5]])
+    with torch.no_grad():
+        _, cache = forward_with_cache(model, ids)
+        cache = crop_cache(cache, 3)  # roll back to after the third token
+        assert cache.get_seq_length() == 3
+        rolled, _ = forward_with_cache(model, torch.tensor([[8, 2]]), cache)
+        fresh = model(input_ids=torch.tensor([[4, 9, 1, 8, 2]])).logits[0, 3:]
+    assert torch.allclose(rolled.logits[0], fresh, atol=1e-5)
+    assert crop_cache(cache, 0) is None
+    with pytest.raises(ValueError, match="cannot crop a cache of 5 positions to 9"):
+        crop_cache(cache, 9)
 
 
 def test_candidates_and_prompt_are_checked():

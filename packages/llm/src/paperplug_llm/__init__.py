@@ -24,6 +24,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "HFChatModel": ".hf",
         "cache_keyword": ".likelihood",
         "continuation_logprobs": ".likelihood",
+        "crop_cache": ".likelihood",
         "forward_with_cache": ".likelihood",
         "Completion": ".messages",
         "ToolCall": ".messages",

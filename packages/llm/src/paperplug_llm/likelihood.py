@@ -36,6 +36,23 @@ def forward_with_cache(
     return out, new
 
 
+def crop_cache(cache: Any, length: int) -> Any:
+    """Keep the first `length` positions of a KV cache (rolling a stream back); `None` for 0.
+
+    Crops by a negative count, the form every transformers release accepts (5.24's
+    `DynamicCache.crop` refuses some positive lengths)."""
+    if length < 0:
+        raise ValueError(f"length must be >= 0, got {length}")
+    if cache is None or length == 0:
+        return None
+    total = cache.get_seq_length()
+    if length > total:
+        raise ValueError(f"cannot crop a cache of {total} positions to {length}")
+    if length < total:
+        cache.crop(length - total)
+    return cache
+
+
 def _check_candidates(candidates: Sequence[Sequence[int]]) -> list[list[int]]:
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         raise TypeError("candidates must be a list of token-id lists")

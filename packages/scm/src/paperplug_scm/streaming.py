@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
+from paperplug_llm.likelihood import crop_cache
 
 from paperplug import Verdict
 from paperplug_scm.checkpoint import load_checkpoint
@@ -105,11 +106,7 @@ class MonitorSession:
         """Forget response tokens from index `keep` on (their text was re-tokenised)."""
         del self.ids[keep:], self.token_scores[keep:], self._max_before[keep + 1 :]
         self._counter.truncate(keep)
-        total = len(self.prompt_ids) + keep
-        if total == 0:
-            self.cache = None
-        else:  # a negative count: what every transformers release accepts
-            self.cache.crop(total - self.cache.get_seq_length())
+        self.cache = crop_cache(self.cache, len(self.prompt_ids) + keep)
 
     def _feed(self, ids: list[int]) -> None:
         if not ids:
