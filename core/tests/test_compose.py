@@ -300,6 +300,57 @@ def test_wrap_passes_the_conversation_to_every_check_and_guards_complete():
     assert not hasattr(compose(out).wrap(type("Plain", (), {"chat": Model.chat})()), "complete")
 
 
+def test_each_wrapped_call_has_its_own_conversation_id():
+    class Seen:
+        stage = "output"
+
+        def __init__(self):
+            self.ids = []
+
+        def check(self, payload, context=None):
+            self.ids.append(context["conversation_id"])
+            return Verdict(payload, True)
+
+    class Model:
+        def chat(self, messages, **kw):
+            return "fine"
+
+    seen = Seen()
+    chat = compose(seen).wrap(Model())
+    first = chat.stream([{"role": "user", "content": "a"}])
+    second = chat.stream([{"role": "user", "content": "b"}])
+    next(first), next(second)  # two calls in flight at once
+    list(first), list(second)
+    ids = list(dict.fromkeys(seen.ids))
+    assert len(ids) == 2  # one id per call, each call's checks share it
+
+
+def test_a_decode_defense_swaps_in_the_model_that_decodes_under_it():
+    class Model:
+        def chat(self, messages, **kw):
+            return "raw"
+
+    class SafeDecoding:
+        stage = "decode"
+
+        def __init__(self, refuse=False):
+            self.refuse = refuse
+
+        def check(self, model, context=None):
+            class Decoded:
+                def chat(self, messages, **kw):
+                    return model.chat(messages, **kw) + " (safely decoded)"
+
+            return Verdict(Decoded(), not self.refuse, reason="no model for you")
+
+    model = Model()
+    chat = compose(SafeDecoding(), Block("evil", stage="output")).wrap(model)
+    assert chat.chat([{"role": "user", "content": "hi"}]) == "raw (safely decoded)"
+    assert compose(Block("x", "output")).wrap(model).model is model  # no decode stage: as is
+    with pytest.raises(ValueError, match="decode-stage defenses refused the model"):
+        compose(SafeDecoding(refuse=True)).wrap(model)
+
+
 def test_evaluate_hands_the_attack_result_to_the_defenses():
     class NeedsTheModel:
         stage = "train_data"

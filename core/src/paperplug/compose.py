@@ -2,11 +2,14 @@
 
 Payload per stage: train_data, a dataset (a defense reports `details["removed"]` and returns
 the kept rows as its payload); input, the chat messages; tool, a tool call or a tool result;
-decode, the decoding step the method defines; output, the text produced so far.
+decode, the chat model itself (a safe-decoding defense returns, as its payload, a model that
+decodes under it; `wrap` applies these before the other stages); output, the text produced so
+far.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,7 +168,15 @@ class Guard:
         *,
         refusal: str = "I can't help with that.",
     ) -> GuardedChatModel:
-        """Put the input, output and tool stages around a chat model and its tools."""
+        """Put the decode, input, output and tool stages around a chat model and its tools.
+
+        Decode-stage defenses receive the model and return, as their payload, the model that
+        decodes under them (safe decoding); a blocked decode stage is an error here."""
+        if "decode" in self.stages():
+            verdict = self.check(chat_model, stage="decode")
+            if not verdict.valid:
+                raise ValueError(f"the decode-stage defenses refused the model: {verdict.reason}")
+            chat_model = verdict.payload
         return GuardedChatModel(self, chat_model, tools or {}, refusal)
 
 
@@ -243,7 +254,10 @@ class GuardedChatModel:
 
     Every check's context carries the conversation (`messages`, and `prompt`, the last user
     message): an output monitor trained with prompts, or a tool guard that plans from the
-    user's task, reads it there."""
+    user's task, reads it there. Each call gets its own `conversation_id`, so a stateful
+    monitor shared by concurrent calls keeps their streams apart."""
+
+    _calls = itertools.count()
 
     def __init__(
         self, guard: Guard, model: ChatModel, tools: Mapping[str, Callable[..., Any]], refusal: str
@@ -254,21 +268,30 @@ class GuardedChatModel:
         self.messages: list[Message] = []  # the conversation of the latest call
 
     def _context(self, **extra: Any) -> dict[str, Any]:
+        """A tool check's context: the conversation of the latest model call."""
         return {"messages": self.messages, "prompt": _last_user_text(self.messages), **extra}
 
-    def _admit(self, messages: Sequence[Message]) -> bool:
-        self.messages = list(messages)
-        self.last_verdict = self.guard.check(self.messages, stage="input", context=self._context())
-        return self.last_verdict.valid
+    def _admit(self, messages: Sequence[Message]) -> tuple[GuardVerdict, dict[str, Any]]:
+        """The input verdict and this call's context (kept local: calls may run concurrently)."""
+        messages = list(messages)
+        context = {
+            "messages": messages,
+            "prompt": _last_user_text(messages),
+            "conversation_id": f"wrap-{next(self._calls)}",
+        }
+        verdict = self.guard.check(messages, stage="input", context=context)
+        self.messages, self.last_verdict = messages, verdict
+        return verdict, context
 
     def stream(self, messages: Sequence[Message], **kw: Any) -> Iterator[str]:
-        if not self._admit(messages):
+        admitted, context = self._admit(messages)
+        if not admitted.valid:
             yield self.refusal
             return
-        chunks = stream_chat(self.model, self.last_verdict.payload, **kw)
-        guarded = self.guard.stream(chunks, context=self._context())
+        chunks = stream_chat(self.model, admitted.payload, **kw)
+        guarded = self.guard.stream(chunks, context=context)
         yield from guarded
-        self.last_verdict = guarded.verdict or self.last_verdict
+        self.last_verdict = guarded.verdict or admitted
         if guarded.stopped_at is not None:
             yield ("\n" if guarded.emitted else "") + self.refusal
 
@@ -286,11 +309,12 @@ class GuardedChatModel:
             raise AttributeError(f"{type(self.model).__name__} has no complete()")
 
         def complete(messages: Sequence[Message], **kw: Any) -> Any:
-            if not self._admit(messages):
+            admitted, context = self._admit(messages)
+            if not admitted.valid:
                 return self.refusal  # nothing reached the model: the refusal as plain text
-            result = inner(self.last_verdict.payload, **kw)
+            result = inner(admitted.payload, **kw)
             text = getattr(result, "text", result)
-            context = self._context(index=0, final=True)
+            context = {**context, "index": 0, "final": True}
             self.last_verdict = self.guard.check(text, stage="output", context=context)
             if self.last_verdict.valid:
                 return result

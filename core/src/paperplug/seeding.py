@@ -12,12 +12,15 @@ from collections.abc import Iterator
 
 @contextlib.contextmanager
 def seeded_torch(seed: int) -> Iterator[None]:
-    """Run the block (e.g. building a model) with torch's CPU generator seeded by `seed`,
-    then restore the caller's generator state (torch.random.fork_rng)."""
+    """Run the block (e.g. building a model) with torch's generators seeded by `seed`, then
+    restore the caller's states (torch.random.fork_rng): the CPU generator, and every CUDA
+    device's when CUDA is already initialised (seeding it does not initialise it)."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     import torch
 
-    with torch.random.fork_rng(devices=[]):
+    cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+    devices = list(range(torch.cuda.device_count())) if cuda else []
+    with torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
         yield
