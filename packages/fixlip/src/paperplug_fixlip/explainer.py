@@ -1,0 +1,176 @@
+"""The Explainer component and `explain_game`: pick the paper's estimator for the game at
+hand (exact when enumeration is cheap, the cross-modal estimator for a dual encoder, the
+joint sampled regression otherwise) and return an Explanation of kind "interaction"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from paperplug import Explanation
+from paperplug_fixlip.estimators import (
+    approximate,
+    approximate_crossmodal,
+    exact_fsii,
+    exact_fwbii,
+)
+from paperplug_fixlip.game import DualEncoderGame, FunctionGame
+from paperplug_fixlip.interactions import Interactions
+
+EXACT_PASSES = 2**14  # enumerate a modality (or a joint game) up to this many coalitions
+DEFAULT_PAIRS = 2**16  # the cross-modal budget in pairs when none is given
+DEFAULT_JOINT = 2**11  # the joint budget in coalitions when none is given
+
+
+def explain_game(
+    value_fn: Callable[[np.ndarray], Any],
+    n: int,
+    *,
+    p: float = 0.5,
+    max_order: int = 2,
+    mode: str = "banzhaf",
+    budget: int | None = None,
+    random_state: int | np.random.Generator | None = 0,
+) -> Interactions:
+    """FWBII (or FSII) of any cooperative game `value_fn(bool (m, n)) -> (m,)`: exact when
+    2^n ≤ 16384 and no budget is given, else the sampled regression with the border trick."""
+    return FIxLIP(
+        p=p, max_order=max_order, mode=mode, budget=budget, random_state=random_state
+    ).interactions(FunctionGame(value_fn, n))
+
+
+class FIxLIP:
+    """Faithful interaction explanations of a dual encoder's similarity (FWBII, order ≤ 2).
+
+    `interactions="crossmodal"` fits only image × text pairs besides the first order (the
+    paper's lookup for large patch grids). `budget`: pairs for a dual game (split by the
+    paper's heuristic), coalitions for any other game; None means exact where cheap."""
+
+    def __init__(
+        self,
+        p: float = 0.5,
+        max_order: int = 2,
+        mode: str = "banzhaf",
+        interactions: str = "all",
+        budget: int | None = None,
+        budget_a: int | None = None,
+        budget_b: int | None = None,
+        random_state: int | None = 0,
+    ) -> None:
+        self.p, self.max_order, self.mode = p, max_order, mode
+        self.interactions_ = None
+        self.lookup_kind, self.budget = interactions, budget
+        self.budget_a, self.budget_b, self.random_state = budget_a, budget_b, random_state
+        if str(mode).lower() not in ("banzhaf", "shapley"):
+            raise ValueError(f"mode must be 'banzhaf' or 'shapley', got {mode!r}")
+        if interactions not in ("all", "crossmodal"):
+            raise ValueError(f"interactions must be 'all' or 'crossmodal', got {interactions!r}")
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
+            raise ValueError(f"p must lie in (0, 1), got {p!r}")
+        if max_order not in (1, 2):
+            raise ValueError(f"max_order must be 1 or 2, got {max_order!r}")
+
+    def interactions(self, game: DualEncoderGame | FunctionGame) -> Interactions:
+        """The Interactions of a game, with the estimator the settings call for."""
+        cross = self.lookup_kind == "crossmodal"
+        if str(self.mode).lower() == "shapley":
+            if self.budget is None and game.n_players <= 14:
+                return exact_fsii(game, self.max_order)
+            return approximate(
+                game,
+                self.budget or DEFAULT_JOINT,
+                mode="shapley",
+                max_order=self.max_order,
+                crossmodal_only=cross,
+                random_state=self.random_state,
+            )
+        if isinstance(game, DualEncoderGame):
+            if self.budget_a is not None or self.budget_b is not None:
+                return approximate_crossmodal(
+                    game,
+                    budget_a=self.budget_a,
+                    budget_b=self.budget_b,
+                    p=self.p,
+                    max_order=self.max_order,
+                    crossmodal_only=cross,
+                    random_state=self.random_state,
+                )
+            if self.budget is None and 2**game.n_a + 2**game.n_b <= 2 * EXACT_PASSES:
+                return exact_fwbii(game, self.p, self.max_order, crossmodal_only=cross)
+            return approximate_crossmodal(
+                game,
+                self.budget or DEFAULT_PAIRS,
+                p=self.p,
+                max_order=self.max_order,
+                crossmodal_only=cross,
+                random_state=self.random_state,
+            )
+        if self.budget is None and 2**game.n_players <= EXACT_PASSES:
+            return exact_fwbii(game, self.p, self.max_order, crossmodal_only=cross)
+        return approximate(
+            game,
+            self.budget or DEFAULT_JOINT,
+            p=self.p,
+            max_order=self.max_order,
+            crossmodal_only=cross,
+            random_state=self.random_state,
+        )
+
+    def explain(
+        self, model: Any, inputs: Any = None, *, target: Any = None, **kw: Any
+    ) -> Explanation:
+        """Explain `model` on `inputs`:
+
+        - a DualEncoderGame / FunctionGame (inputs ignored);
+        - two encoder callables (encode_a, encode_b) with inputs (n_a, n_b);
+        - a Hugging Face CLIPModel / SiglipModel with inputs {pixel_values, input_ids[, attention_mask]};
+        - a value function with inputs n (any cooperative game).
+        Values: baseline, first_order (n,), second_order (n, n); meta: the estimator's record."""
+        from paperplug_fixlip.masking import clip_game
+
+        if target is not None:
+            raise ValueError("FIxLIP explains the pair's similarity; target must be None")
+        if isinstance(model, (DualEncoderGame, FunctionGame)):
+            game = model
+        elif isinstance(model, (tuple, list)) and len(model) == 2 and all(map(callable, model)):
+            if not isinstance(inputs, (tuple, list)) or len(inputs) != 2:
+                raise ValueError("two encoders need inputs=(n_a, n_b), the players of each input")
+            game = DualEncoderGame(model[0], model[1], *inputs, **kw)
+        elif hasattr(model, "get_image_features"):
+            if not isinstance(inputs, dict) or not {"pixel_values", "input_ids"} <= inputs.keys():
+                raise ValueError(
+                    "a CLIP-like model needs inputs={'pixel_values', 'input_ids'[, 'attention_mask']}"
+                )
+            game = clip_game(
+                model,
+                inputs["pixel_values"],
+                inputs["input_ids"],
+                inputs.get("attention_mask"),
+                **kw,
+            )
+        elif callable(model):
+            if isinstance(inputs, bool) or not isinstance(inputs, (int, np.integer)):
+                raise ValueError("a value function needs inputs=n, the number of players")
+            game = FunctionGame(model, inputs)
+        else:
+            raise TypeError(
+                "model must be a game, a pair of encoders, a CLIP-like model or a value "
+                f"function; got {type(model).__name__}"
+            )
+        result = self.interactions(game)
+        self.interactions_ = result
+        meta = {
+            "index": result.index,
+            "p": result.p,
+            "max_order": result.max_order,
+            "estimated": result.estimated,
+            "n_coalitions": result.n_coalitions,
+            "encoder_calls": result.encoder_calls,
+            "empty_value": result.empty_value,
+            "n_a": result.n_a,
+            "names": result.names,
+            "weighted_banzhaf_values": result.to_first_order(),
+        }
+        return Explanation(values=result.as_dict(), kind="interaction", meta=meta)

@@ -1,0 +1,87 @@
+"""The weighted least-squares fit behind every faithful index (§3, Eq. "FWBII"):
+φ = argmin Σ_T w(T) (ν(T) − Σ_{S⊆T, S∈lookup} φ_S)², solved from the normal equations,
+which are accumulated batch by batch so the design matrix is never held whole."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from paperplug_fixlip.lookup import Interaction, design_matrix
+
+
+class NormalEquations:
+    """Running XᵀWX and XᵀWy over batches of (coalitions, values, weights)."""
+
+    def __init__(self, lookup: list[Interaction]) -> None:
+        self.lookup = lookup
+        m = len(lookup)
+        self.gram = np.zeros((m, m))
+        self.rhs = np.zeros(m)
+        self.rows = 0
+
+    def add(self, coalitions: np.ndarray, values: np.ndarray, weights: np.ndarray) -> None:
+        x = design_matrix(coalitions, self.lookup)
+        wx = x * np.asarray(weights, dtype=float)[:, None]
+        self.gram += wx.T @ x
+        self.rhs += wx.T @ np.asarray(values, dtype=float)
+        self.rows += len(x)
+
+    def solve(self, constraints: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """φ; `constraints` (C, d) adds C φ = d (the Shapley mode's empty/full rows)."""
+        return solve_normal(self.gram, self.rhs, constraints)
+
+
+def solve_normal(
+    gram: np.ndarray, rhs: np.ndarray, constraints: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
+    """Solve (XᵀWX) φ = XᵀWy, with equality constraints through the KKT system; a singular
+    system (budget below the number of regressors) falls back to the minimum-norm solution."""
+    m = len(rhs)
+    if constraints is not None:
+        c, d = constraints
+        k = len(d)
+        kkt = np.zeros((m + k, m + k))
+        kkt[:m, :m], kkt[:m, m:], kkt[m:, :m] = gram, c.T, c
+        gram, rhs = kkt, np.concatenate([rhs, d])
+    try:
+        if constraints is None and not _well_posed(gram):
+            raise np.linalg.LinAlgError("singular normal equations")
+        phi = np.linalg.solve(gram, rhs)
+        if not np.all(np.isfinite(phi)):
+            raise np.linalg.LinAlgError("non-finite solution")
+    except np.linalg.LinAlgError:
+        warnings.warn(
+            "the regression is underdetermined (budget below the number of interactions, or "
+            "degenerate coalitions): returning the minimum-norm solution",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        phi = np.linalg.lstsq(gram, rhs, rcond=None)[0]
+    return phi[:m]
+
+
+def kron_solve(gram_a: np.ndarray, gram_b: np.ndarray, cross: np.ndarray) -> np.ndarray:
+    """Φ = G_a⁻¹ R G_b⁻¹: the exact solution when the lookup is the full product of the two
+    modalities' [1, x] bases (second order = image × text only), since then
+    XᵀWX = G_a ⊗ G_b and XᵀWy = vec(R). Costs O(n_a³ + n_b³), no design matrix at all."""
+    left = _solve_or_pinv(gram_a, cross)
+    return _solve_or_pinv(gram_b, left.T).T
+
+
+def _well_posed(gram: np.ndarray) -> bool:
+    """A symmetric PSD Gram matrix is solvable when its eigenvalues span < 1e12."""
+    eig = np.linalg.eigvalsh(gram)
+    return bool(eig[-1] > 0 and eig[0] > 1e-12 * eig[-1])
+
+
+def _solve_or_pinv(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    if _well_posed(gram):
+        return np.linalg.solve(gram, rhs)
+    warnings.warn(
+        "a modality's Gram matrix is singular (too few coalitions): minimum-norm solution",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return np.linalg.pinv(gram) @ rhs
