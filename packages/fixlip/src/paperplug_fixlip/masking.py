@@ -119,7 +119,7 @@ def clip_game(
         with torch.no_grad():
             return _features(model.get_text_features(input_ids=ids, attention_mask=att))
 
-    scale = float(model.logit_scale.exp()) if hasattr(model, "logit_scale") else 1.0
+    scale = float(model.logit_scale.detach().exp()) if hasattr(model, "logit_scale") else 1.0
     names_b = tokens or [f"t{int(j)}" for j in players]
     return DualEncoderGame(
         encode_image,
