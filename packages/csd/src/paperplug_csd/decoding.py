@@ -1,0 +1,162 @@
+"""Claim-based Stream Decoding (C-SafeGen §3, Algorithm 1 as reconstructed in the notes):
+claim-level rejection sampling with rollback to the claim start, a resample budget B, then
+backtracking over up to `depth` accepted claims, then the refusal fallback.
+
+An accepted claim is an exact draw from p(c | x, y_<j, g ≤ τ): redraws are independent and
+the first accepted one is kept. The fallback (budget and backtracking spent) is where CSD
+departs from that target; its rate is reported as the bias (`discrete.csd_distribution`
+computes both exactly on a discrete model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from paperplug import to_jsonable
+from paperplug_csd.claims import ClaimSegmenter
+from paperplug_csd.generators import _check_messages, claim_generator
+from paperplug_csd.scorers import as_scorer
+
+REFUSAL = "I can't help with that."
+
+
+@dataclass
+class CSDResult:
+    """One reply: its text and accepted claims, with what it cost and whether it fell back."""
+
+    text: str
+    claims: list[str]
+    fallback: bool = False
+    n_guard_calls: int = 0
+    n_rejected: int = 0
+    n_resamples: int = 0
+    n_backtracks: int = 0
+    tokens: int = 0
+    scores: list[float] = field(default_factory=list)  # every guard score, in order
+    claim_indices: list[int] = field(default_factory=list)  # token_ids[0] of each claim (discrete)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: to_jsonable(v) for k, v in self.__dict__.items()}
+
+
+def _prompt_of(messages: Sequence[Mapping[str, Any]]) -> str:
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            return str(m.get("content") or "")
+    return ""
+
+
+class ClaimStream:
+    """Iterates the claims of one reply as they become final; `result` afterwards.
+
+    With backtracking, the last `depth` accepted claims may still be popped, so they are held
+    back until the reply ends or the backtracking allowance is spent."""
+
+    def __init__(self, events: Generator[str, None, CSDResult]) -> None:
+        self._events = events
+        self.result: CSDResult | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        self.result = yield from self._events
+
+
+class ClaimStreamDecoder:
+    """CSD: decode `model` claim by claim under the guard `scorer`, accepting a claim when its
+    score g ≤ `tau`.
+
+    `model`: an HFChatModel / model name or path (KV-cache rollback), any ChatModel (one
+    request per claim), or a ClaimGenerator (e.g. `DiscreteClaimLM`). `scorer`: anything
+    `as_scorer` takes. Defaults B=4 redraws and depth 1 follow the notes (§3 [R])."""
+
+    def __init__(
+        self,
+        model: Any,
+        scorer: Any,
+        *,
+        tau: float = 0.5,
+        budget: int = 4,
+        depth: int = 1,
+        segmenter: ClaimSegmenter | None = None,
+        refusal: str = REFUSAL,
+        **generator_kw: Any,
+    ) -> None:
+        if not 0.0 <= float(tau) <= 1.0:
+            raise ValueError(f"tau must lie in [0, 1], got {tau!r}")
+        for name, value in (("budget", budget), ("depth", depth)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+        if not isinstance(refusal, str):
+            raise TypeError("refusal must be a string")
+        self.generator = claim_generator(model, segmenter=segmenter, **generator_kw)
+        self.scorer = as_scorer(scorer)
+        self.tau, self.budget, self.depth, self.refusal = float(tau), budget, depth, refusal
+
+    def _run(
+        self, messages: Any, seed: int | None, options: dict[str, Any]
+    ) -> Generator[str, None, CSDResult]:
+        messages = _check_messages(messages)
+        prompt = _prompt_of(messages)
+        session = self.generator.start(messages, seed, **options)
+        accepted: list[Any] = []
+        released = 0  # accepted claims already streamed (they can no longer be popped)
+        tries = 0  # rejections at the current claim position
+        result = CSDResult("", [])
+        while True:
+            claim = session.draw()
+            if claim.end and not claim.text.strip():
+                break
+            prefix = "".join(c.text for c in accepted)
+            score = float(self.scorer.score_claim(prompt, prefix, claim.text))
+            result.n_guard_calls += 1
+            result.scores.append(score)
+            if score <= self.tau:
+                session.accept(claim)
+                accepted.append(claim)
+                tries = 0
+                if claim.end:
+                    break
+                hold = self.depth - result.n_backtracks  # claims a later pop may still take
+                while len(accepted) - released > hold:
+                    yield accepted[released].text
+                    released += 1
+                continue
+            result.n_rejected += 1
+            if tries < self.budget:
+                tries += 1
+                result.n_resamples += 1
+            elif result.n_backtracks < self.depth and len(accepted) > released:
+                session.pop()
+                accepted.pop()
+                result.n_backtracks += 1
+                tries = 0
+            else:
+                result.fallback = True
+                break
+        for claim in accepted[released:]:
+            yield claim.text
+        texts = [c.text for c in accepted]
+        if result.fallback:
+            sep = "" if not texts or texts[-1].endswith(("\n", " ")) else " "
+            refusal = (sep if texts else "") + self.refusal
+            yield refusal
+            texts_out = "".join(texts) + refusal
+        else:
+            texts_out = "".join(texts)
+        result.text, result.claims = texts_out, texts
+        result.claim_indices = [c.token_ids[0] for c in accepted if c.token_ids]
+        result.tokens = session.tokens
+        return result
+
+    def stream(self, messages: Any, *, seed: int | None = None, **options: Any) -> ClaimStream:
+        """The reply's claims as they become final (then the refusal, on fallback)."""
+        return ClaimStream(self._run(messages, seed, options))
+
+    def generate(self, messages: Any, *, seed: int | None = None, **options: Any) -> CSDResult:
+        """One reply to `messages` (a prompt string or chat messages), decoded under CSD."""
+        stream = self.stream(messages, seed=seed, **options)
+        for _ in stream:
+            pass
+        assert stream.result is not None
+        return stream.result
