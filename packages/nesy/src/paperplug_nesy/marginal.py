@@ -1,0 +1,66 @@
+"""From hidden-label marginals to output distributions and back (paper §3): the forward map
+T_σ(r)(s) = P(σ(y) = s) for y_1..y_M i.i.d. from r, and the estimate of r from the outputs
+seen (weak labels): a closed form for MAX, an optimiser for any σ."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from paperplug import seeded_torch
+from paperplug_nesy.symbolic import SymbolicFunction
+
+
+def forward_map(sigma: SymbolicFunction, r: torch.Tensor) -> torch.Tensor:
+    """T_σ(r): distribution over `sigma.outputs` (differentiable in r). MAX through CDF
+    powers, SUM through repeated convolution, any σ through its proofs."""
+    r = torch.as_tensor(r, dtype=torch.float64)
+    if sigma.name.startswith("MAX"):
+        F = torch.cumsum(r, 0) ** sigma.M
+        full = torch.cat([F[:1], F[1:] - F[:-1]])
+        return full[torch.as_tensor(sigma.outputs)]
+    if sigma.name.startswith("SUM"):
+        dist = r
+        for _ in range(sigma.M - 1):
+            dist = torch.nn.functional.conv1d(
+                dist.view(1, 1, -1), r.flip(0).view(1, 1, -1), padding=len(r) - 1
+            ).view(-1)
+        return dist[torch.as_tensor(sigma.outputs)]
+    return torch.stack([r[torch.as_tensor(sigma.proofs(s))].prod(1).sum() for s in sigma.outputs])
+
+
+def output_frequencies(sigma: SymbolicFunction, s: object) -> np.ndarray:
+    """p̂(s): the share of each output among the weak labels."""
+    index = sigma.index(s)
+    return np.bincount(index, minlength=len(sigma.outputs)) / len(index)
+
+
+def max_closed_form(sigma: SymbolicFunction, s: object) -> np.ndarray:
+    """r_k = P̂(s ≤ k)^{1/M} − P̂(s ≤ k − 1)^{1/M}: MAX's inverse map, exact in the limit."""
+    if not sigma.name.startswith("MAX"):
+        raise ValueError("the closed form holds for MAX only; use method='optimizer'")
+    freq = np.zeros(sigma.C)
+    freq[sigma.outputs] = output_frequencies(sigma, s)
+    root = np.cumsum(freq) ** (1.0 / sigma.M)
+    return np.diff(np.concatenate([[0.0], root]))
+
+
+def estimate_marginal(sigma: SymbolicFunction, s: object, *, method: str = "auto", steps: int = 5000,
+                      lr: float = 0.01, seed: int = 0) -> np.ndarray:  # fmt: skip
+    """r̂ from weak labels s: the closed form for MAX ("auto"/"closed_form"), else maximise
+    Σ_s p̂(s) log T_σ(softmax θ)(s) with Adam ("optimizer")."""
+    if method not in ("auto", "closed_form", "optimizer"):
+        raise ValueError(f"method must be 'auto', 'closed_form' or 'optimizer', got {method!r}")
+    if method == "closed_form" or (method == "auto" and sigma.name.startswith("MAX")):
+        return max_closed_form(sigma, s)
+    target = torch.as_tensor(output_frequencies(sigma, s))
+    with seeded_torch(seed):
+        theta = torch.zeros(sigma.C, dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.Adam([theta], lr=lr, foreach=False)
+    for _ in range(steps):
+        p = forward_map(sigma, torch.softmax(theta, 0)).clamp_min(1e-300)
+        loss = -(target * torch.log(p)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return torch.softmax(theta, 0).detach().numpy()

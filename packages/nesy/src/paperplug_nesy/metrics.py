@@ -1,0 +1,27 @@
+"""Evaluation on a balanced test set: per-class accuracy, balanced accuracy, and accuracy on the
+many-, medium- and few-shot classes; the L1 error of an estimated marginal."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def shot_groups(n_classes: int = 10) -> dict[str, list[int]]:
+    """Classes by training frequency (class 0 the most frequent): many 3, medium 4, few 3."""
+    few = max(1, round(0.3 * n_classes))
+    return {"many": list(range(few)), "medium": list(range(few, n_classes - few)),
+            "few": list(range(n_classes - few, n_classes))}  # fmt: skip
+
+
+def per_class_accuracy(pred: np.ndarray, y: np.ndarray, n_classes: int = 10) -> np.ndarray:
+    return np.array(
+        [np.mean(pred[y == c] == c) if (y == c).any() else np.nan for c in range(n_classes)]
+    )
+
+
+def report(pred: np.ndarray, y: np.ndarray, n_classes: int = 10) -> dict[str, float]:
+    acc = per_class_accuracy(np.asarray(pred), np.asarray(y), n_classes)
+    out = {"balanced": float(np.nanmean(acc))}
+    for name, classes in shot_groups(n_classes).items():
+        out[name] = float(np.nanmean(acc[classes]))
+    return out

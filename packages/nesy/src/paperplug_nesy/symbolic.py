@@ -1,0 +1,89 @@
+"""The symbolic functions σ that label a bag of M hidden classes with one output (paper §2):
+MAX-M, SUM-M, the smallest common parent in a class hierarchy, or a user's callable. Each
+knows its abductive proofs — the assignments (y_1..y_M) that produce an output."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class SymbolicFunction:
+    """σ over M inputs of C classes; `outputs` the values it can take, in a fixed order."""
+
+    name: str
+    M: int
+    C: int
+    fn: Callable[[tuple[int, ...]], int]
+    outputs: list[int] = field(default_factory=list)
+    _proofs: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.M < 1 or self.C < 2:
+            raise ValueError(f"need M >= 1 inputs and C >= 2 classes, got M={self.M}, C={self.C}")
+        if self.C**self.M > 2_000_000:
+            raise ValueError(f"{self.C}^{self.M} assignments are too many to enumerate proofs")
+        table: dict[int, list[tuple[int, ...]]] = {}
+        for y in itertools.product(range(self.C), repeat=self.M):
+            table.setdefault(int(self.fn(y)), []).append(y)
+        self.outputs = sorted(table)
+        self._proofs = {s: np.array(p, dtype=np.int64) for s, p in table.items()}
+
+    def __call__(self, y: Sequence[int]) -> int:
+        return int(self.fn(tuple(int(v) for v in y)))
+
+    def proofs(self, s: int) -> np.ndarray:
+        """(n_proofs, M): every assignment of the inputs that σ maps to s."""
+        if s not in self._proofs:
+            raise ValueError(f"{self.name} never outputs {s!r}; outputs are {self.outputs}")
+        return self._proofs[s]
+
+    def index(self, s: object) -> np.ndarray:
+        """Positions of outputs `s` in `outputs` (raises naming an impossible output)."""
+        lookup = {v: i for i, v in enumerate(self.outputs)}
+        values = np.asarray(s).ravel()
+        bad = [v for v in values.tolist() if v not in lookup]
+        if bad:
+            raise ValueError(f"{self.name} cannot output {bad[:5]}; outputs are {self.outputs}")
+        return np.array([lookup[v] for v in values.tolist()], dtype=np.int64)
+
+
+def max_of(M: int, C: int = 10) -> SymbolicFunction:
+    return SymbolicFunction(f"MAX-{M}", M, C, max)
+
+
+def sum_of(M: int, C: int = 10) -> SymbolicFunction:
+    return SymbolicFunction(f"SUM-{M}", M, C, sum)
+
+
+def smallest_parent(parents: Sequence[int]) -> SymbolicFunction:
+    """σ(y1, y2) = the lowest common ancestor of two classes in a tree (`parents[c]` is c's
+    parent, −1 for the root); the classes are the tree's nodes."""
+    parents = list(parents)
+    C = len(parents)
+
+    def ancestors(c: int) -> list[int]:
+        chain = [c]
+        while parents[chain[-1]] >= 0:
+            chain.append(parents[chain[-1]])
+            if len(chain) > C:
+                raise ValueError("parents holds a cycle")
+        return chain
+
+    def lca(y: tuple[int, ...]) -> int:
+        first = ancestors(y[0])
+        common = set(ancestors(y[1]))
+        return next(a for a in first if a in common)
+
+    return SymbolicFunction("smallest-parent", 2, C, lca)
+
+
+def from_callable(
+    fn: Callable[[tuple[int, ...]], int], M: int, C: int, name: str = "σ"
+) -> SymbolicFunction:
+    """A user's σ: any function of M class indices in 0..C−1 returning an int."""
+    return SymbolicFunction(name, M, C, fn)

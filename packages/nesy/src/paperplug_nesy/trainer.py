@@ -1,0 +1,234 @@
+"""The Trainer component: a classifier learned from bags labelled only by σ, with the paper's
+mitigations of the imbalance σ induces — the batch LP at training time, logit adjustment or
+CAROT at test time — on any torch classifier."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from paperplug import History, seeded_torch
+from paperplug.harness import progress
+from paperplug_nesy.calibration import carot_plan, choose_carot, choose_la, logit_adjustment
+from paperplug_nesy.lp import pseudo_labels
+from paperplug_nesy.marginal import estimate_marginal
+from paperplug_nesy.semantic import semantic_loss
+from paperplug_nesy.symbolic import SymbolicFunction, max_of, sum_of
+
+TRAIN = (None, "lp")
+TEST = (None, "la", "carot")
+
+
+def _sigma(sigma: Any, M: int, C: int) -> SymbolicFunction:
+    if isinstance(sigma, SymbolicFunction):
+        return sigma
+    if sigma == "max":
+        return max_of(M, C)
+    if sigma == "sum":
+        return sum_of(M, C)
+    raise ValueError(f"sigma must be 'max', 'sum' or a SymbolicFunction, got {sigma!r}")
+
+
+class NeSyImbalanceTrainer:
+    """fit(bags (N, M, ...features), s (N,)) learns per-instance classes from σ(y) alone.
+
+    train_mitigation: None (the exact semantic loss) or "lp" (cross-entropy on the batch LP's
+    pseudo-labels, after `warmup_epochs` of semantic loss — half the epochs by default — as the
+    official scripts start LP training from an SL-trained model). marginal: "estimate" (from
+    the weak labels), or an array (e.g. the gold frequencies). test_mitigation: None, "la" or
+    "carot", their parameters chosen on weakly labelled validation bags (`val_fraction` of the
+    bags held out) — never on gold labels. CAROT transports toward `test_prior`: the estimated
+    marginal by default (the test data follow the training data, the paper's protocol), or a
+    known prior ("uniform" for a balanced test set, or an array)."""
+
+    def __init__(
+        self,
+        sigma: Any = "max",
+        M: int = 3,
+        n_classes: int = 10,
+        train_mitigation: str | None = None,
+        test_mitigation: str | None = None,
+        marginal: Any = "estimate",
+        model: nn.Module | Callable[[], nn.Module] | None = None,
+        hidden: int = 128,
+        epochs: int = 30,
+        warmup_epochs: int | None = None,
+        test_prior: Any = None,
+        batch_size: int = 32,
+        lr: float = 1e-3,
+        val_fraction: float = 0.1,
+        seed: int = 0,
+        device: str = "cpu",
+        progress: bool = True,
+    ) -> None:
+        self.sigma, self.M, self.n_classes = sigma, M, n_classes
+        self.train_mitigation, self.test_mitigation, self.marginal = (
+            train_mitigation,
+            test_mitigation,
+            marginal,
+        )
+        self.model, self.hidden, self.epochs, self.batch_size, self.lr = (
+            model,
+            hidden,
+            epochs,
+            batch_size,
+            lr,
+        )
+        self.val_fraction, self.seed, self.device, self.progress = (
+            val_fraction,
+            seed,
+            device,
+            progress,
+        )
+        self.warmup_epochs, self.test_prior = warmup_epochs, test_prior
+
+    def _check(self, bags: Any, s: Any) -> tuple[np.ndarray, np.ndarray]:
+        if self.train_mitigation not in TRAIN or self.test_mitigation not in TEST:
+            raise ValueError(
+                f"train_mitigation must be one of {TRAIN} and test_mitigation one of {TEST}"
+            )
+        X = np.asarray(bags.detach().cpu() if hasattr(bags, "detach") else bags, dtype=np.float32)
+        if X.ndim < 3 or X.shape[1] != self.sigma_.M:
+            raise ValueError(
+                f"bags must be (N, M={self.sigma_.M}, ...features), got shape {X.shape}"
+            )
+        if not np.isfinite(X).all():
+            raise ValueError("bags hold NaN or infinite values")
+        s = np.asarray(s).ravel()
+        if len(s) != len(X):
+            raise ValueError(f"one weak label per bag: {len(X)} bags, {len(s)} labels")
+        self.sigma_.index(s)
+        return X, s
+
+    def fit(self, bags: Any, s: Any) -> NeSyImbalanceTrainer:
+        self.sigma_ = _sigma(self.sigma, self.M, self.n_classes)
+        X, s = self._check(bags, s)
+        rng = np.random.default_rng(self.seed)
+        order = rng.permutation(len(X))
+        n_val = round(self.val_fraction * len(X)) if self.test_mitigation else 0
+        val, train = order[:n_val], order[n_val:]
+        if isinstance(self.marginal, str):
+            if self.marginal != "estimate":
+                raise ValueError(f"marginal must be 'estimate' or an array, got {self.marginal!r}")
+            self.marginal_ = estimate_marginal(self.sigma_, s[train], seed=self.seed)
+        else:
+            self.marginal_ = np.asarray(self.marginal, dtype=np.float64)
+            if (
+                self.marginal_.shape != (self.sigma_.C,)
+                or (self.marginal_ < 0).any()
+                or not np.isclose(self.marginal_.sum(), 1)
+            ):
+                raise ValueError(f"marginal must be a distribution over {self.sigma_.C} classes")
+        prior = self._test_prior()
+        if prior.shape != (self.sigma_.C,) or (prior < 0).any() or not np.isclose(prior.sum(), 1):
+            raise ValueError(f"test_prior must be a distribution over {self.sigma_.C} classes")
+        features = int(np.prod(X.shape[2:]))
+        with seeded_torch(self.seed):
+            self.model_ = self._build(features).to(self.device)
+            self._train(X[train], s[train], rng)
+        if self.test_mitigation and len(val):
+            logits = self._logits(X[val].reshape(-1, *X.shape[2:])).reshape(
+                len(val), self.sigma_.M, -1
+            )
+            if self.test_mitigation == "la":
+                self.la_tau_, self.val_bag_accuracy_ = choose_la(
+                    self.sigma_, logits, s[val], self.marginal_
+                )
+            else:
+                log_probs = logits - np.logaddexp.reduce(logits, axis=-1, keepdims=True)
+                self.carot_eta_, self.carot_tau_, self.val_bag_accuracy_ = choose_carot(
+                    self.sigma_, log_probs, s[val], self.marginal_
+                )
+        return self
+
+    def _build(self, features: int) -> nn.Module:
+        """A copy of the caller's module, the caller's factory's product, or the paper's MLP."""
+        if isinstance(self.model, nn.Module):
+            return copy.deepcopy(self.model)  # the caller's module is never trained in place
+        if callable(self.model):
+            return self.model()
+        if self.model is not None:
+            raise TypeError(f"model must be a torch module or a factory, got {type(self.model)}")
+        return nn.Sequential(
+            nn.Flatten(),
+            nn.Linear(features, self.hidden),
+            nn.ReLU(),
+            nn.Linear(self.hidden, self.sigma_.C),
+        )
+
+    def _train(self, X: np.ndarray, s: np.ndarray, rng: np.random.Generator) -> None:
+        optimizer = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
+        Xt, st = torch.from_numpy(X), torch.as_tensor(s)
+        self.history_ = History()
+        B, M, C = len(X), self.sigma_.M, self.sigma_.C
+        epochs = range(1, self.epochs + 1)
+        warmup = self.epochs // 2 if self.warmup_epochs is None else self.warmup_epochs
+        for epoch in progress(epochs, "train NeSy") if self.progress else epochs:
+            use_lp = self.train_mitigation == "lp" and epoch > warmup
+            total, widened = 0.0, []
+            for idx in np.array_split(rng.permutation(B), max(1, B // self.batch_size)):
+                x = Xt[idx].to(self.device)
+                logits = self.model_(x.reshape(len(idx) * M, *x.shape[2:])).reshape(len(idx), M, C)
+                if use_lp:
+                    log_probs = torch.log_softmax(logits, -1).detach().cpu().numpy()
+                    solution = pseudo_labels(self.sigma_, log_probs, s[idx], self.marginal_)
+                    widened.append(solution.epsilon)
+                    target = torch.as_tensor(solution.q, dtype=logits.dtype, device=self.device)
+                    loss = -(target * torch.log_softmax(logits, -1)).sum(-1).mean()
+                else:
+                    loss = semantic_loss(self.sigma_, logits, st[idx].to(self.device))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total += loss.item() * len(idx)
+            record = {"epoch": epoch, "loss": total / B}
+            if widened:
+                record["lp_epsilon"] = float(np.mean(widened))
+            self.history_.log(**record)
+
+    @torch.no_grad()
+    def _logits(self, X: np.ndarray) -> np.ndarray:
+        self.model_.eval()
+        out = self.model_(torch.as_tensor(X, dtype=torch.float32, device=self.device)).cpu().numpy()
+        self.model_.train()
+        return out
+
+    def _test_prior(self) -> np.ndarray:
+        if self.test_prior is None:
+            return self.marginal_
+        if isinstance(self.test_prior, str):
+            if self.test_prior != "uniform":
+                raise ValueError(
+                    f"test_prior must be None, 'uniform' or an array, got {self.test_prior!r}"
+                )
+            return np.full(self.sigma_.C, 1.0 / self.sigma_.C)
+        return np.asarray(self.test_prior, dtype=np.float64)
+
+    def _instances(self, X: Any) -> np.ndarray:
+        if not hasattr(self, "model_"):
+            raise RuntimeError("call fit() before predicting")
+        return np.asarray(X.detach().cpu() if hasattr(X, "detach") else X, dtype=np.float32)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The class of each instance (n, ...features), without test-time mitigation."""
+        return self._logits(self._instances(X)).argmax(1)
+
+    def predict_calibrated(self, X: Any) -> np.ndarray:
+        """The classes with the test-time mitigation chosen at fit: LA per instance; CAROT
+        over X taken as one batch (a single instance falls back to LA with τ = 1)."""
+        logits = self._logits(self._instances(X))
+        if self.test_mitigation == "la":
+            return logit_adjustment(logits, self.marginal_, self.la_tau_).argmax(1)
+        if self.test_mitigation == "carot":
+            if len(logits) == 1:
+                return logit_adjustment(logits, self.marginal_).argmax(1)
+            log_probs = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+            return carot_plan(
+                log_probs, self._test_prior(), eta=self.carot_eta_, tau=self.carot_tau_
+            ).argmax(1)
+        return logits.argmax(1)

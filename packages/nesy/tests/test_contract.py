@@ -1,0 +1,17 @@
+"""The Trainer contract from paperplug.testing, on a small case."""
+
+import numpy as np
+import pytest
+
+from paperplug.testing import TrainerContract
+
+
+class TestContract(TrainerContract):
+    component = "nesy"
+    params = {"epochs": 2, "hidden": 8, "progress": False, "test_mitigation": "carot"}
+
+    @pytest.fixture
+    def fit_case(self):
+        rng = np.random.default_rng(0)
+        bags = rng.normal(size=(40, 3, 5)).astype(np.float32)
+        return (bags, rng.integers(0, 10, size=40)), {}
