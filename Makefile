@@ -61,8 +61,9 @@ dist: uv ## wheel and sdist of the core and of every package, into dist/
 
 test: lint test-core test-packages test-cross ## lint + core + each package alone + cross-package
 
-demo: install ## every installed package's embedded default, then a summary table
+demo: install ## every installed package's embedded default, a summary table, then the guarded agent (use 3)
 	.venv/bin/paperplug demo --all
+	.venv/bin/python tests/guarded_agent.py
 
 bench: uv ## a package's benchmark beside its peer library (PKG=slug)
 	@test -n "$(PKG)" -a -d packages/$(PKG) || { echo "usage: make bench PKG=<slug>"; exit 2; }
