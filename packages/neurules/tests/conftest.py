@@ -16,8 +16,9 @@ def _one_thread():
 
 @pytest.fixture(scope="session")
 def planted_fit():
-    """One default-settings fit on the planted rule list, shared by several tests."""
+    """One fit on the planted rule list (default settings but 200 epochs), shared by several
+    tests."""
     from paperplug_neurules import NeuRulesClassifier, planted_rule_data
 
-    X, y = planted_rule_data(seed=0)
-    return NeuRulesClassifier(random_state=0).fit(X, y), X, y
+    X, y = planted_rule_data(n=800, seed=0)
+    return NeuRulesClassifier(n_epochs=200, random_state=0).fit(X, y), X, y

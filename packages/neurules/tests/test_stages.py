@@ -108,8 +108,9 @@ def test_schedule():
     assert [heads_frozen(e, 10) for e in (0, 4, 5, 9)] == [True, True, False, False]
     assert not any(heads_frozen(e, 10, 0.0) for e in range(10))
     assert batch_rows(150, 500) == 75  # 2 batches a pass: 1000 steps
+    assert batch_rows(1333, 500) == 667  # 667 + 666, not 666 + 666 + 1
     assert batch_rows(600, 60) == 36  # 17 batches a pass: 1020 steps
-    assert batch_rows(100_000, 500) == 2048 and batch_rows(3, 10) == 1
+    assert batch_rows(100_000, 500) == 2041 and batch_rows(3, 10) == 1  # 49 batches; 3 of 1
     values = [annealed(1.0, e, 10, 5.0) for e in range(10)]
     assert values[:5] == [1.0] * 5 and values[-1] == pytest.approx(0.2)
     assert np.all(np.diff(values[5:]) < 0) and math.isclose(values[5], 1.0)

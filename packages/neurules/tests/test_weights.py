@@ -86,19 +86,34 @@ def test_class_weight_dict_is_the_same_as_sample_weight():
     assert str(by_class.rule_list_) == str(by_row.rule_list_)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_weighted_fit_close_to_fit_on_repeated_rows(seed):
-    """A whole fit differs only by the Gumbel noise (one draw per row, not per repeat)."""
-    X, y, w, X_rep, y_rep = _weighted_and_repeated(seed, n=400)
-    weighted = NeuRulesClassifier(n_epochs=150, random_state=seed).fit(X, y, sample_weight=w)
-    repeated = NeuRulesClassifier(n_epochs=150, random_state=seed).fit(X_rep, y_rep)
+def _noise_free(scores, temperature, generator):
+    return torch.softmax(scores / temperature, dim=-1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_deterministic_fit_with_integer_weights_equals_fit_on_repeated_rows(seed, monkeypatch):
+    """With the training made deterministic (Gumbel noise off, one full batch, so the batch
+    order is moot), a whole fit with integer weights is the fit on repeated rows up to float
+    rounding (summation order), which a long fit amplifies a little: same standardisation and
+    loss curve, parameters within 0.1 standardised units, the same answer on 99.5% of rows."""
+    from paperplug_neurules import ordering
+
+    monkeypatch.setattr(ordering, "gumbel_select", _noise_free)
+    X, y, w, X_rep, y_rep = _weighted_and_repeated(seed, n=200)
+    fit = lambda *a, **k: NeuRulesClassifier(  # noqa: E731
+        n_epochs=150, batch_size=1000, random_state=seed
+    ).fit(*a, **k)
+    weighted, repeated = fit(X, y, sample_weight=w), fit(X_rep, y_rep)
     np.testing.assert_allclose(weighted.mean_, repeated.mean_)
     np.testing.assert_allclose(weighted.scale_, repeated.scale_)
-    test, labels = planted_rule_data(n=2000, seed=seed + 50, noise=0.0)
-    assert abs(weighted.score(test, labels) - repeated.score(test, labels)) < 0.06
+    np.testing.assert_allclose(weighted.history_["loss"], repeated.history_["loss"], rtol=1e-2)
+    for a, b in zip(weighted.network_.parameters(), repeated.network_.parameters(), strict=True):
+        torch.testing.assert_close(a.detach(), b.detach(), rtol=0, atol=0.1)
+    test = planted_rule_data(n=2000, seed=seed + 50)[0]
+    assert np.mean(weighted.predict(test) == repeated.predict(test)) >= 0.995
 
 
-def _imbalanced(seed: int, n: int = 1200):
+def _imbalanced(seed: int, n: int = 800):
     """Minority class 1 only in a box where it is 40% of the rows: an unweighted list answers 0
     there, a balanced one answers 1."""
     rng = np.random.default_rng(seed)
@@ -112,10 +127,8 @@ def _imbalanced(seed: int, n: int = 1200):
 def test_balanced_class_weight_raises_minority_recall(seed):
     X, y = _imbalanced(seed)
     X_test, y_test = _imbalanced(seed + 10, n=4000)
-    plain = NeuRulesClassifier(n_epochs=150, random_state=seed).fit(X, y)
-    balanced = NeuRulesClassifier(n_epochs=150, class_weight="balanced", random_state=seed).fit(
-        X, y
-    )
+    plain = NeuRulesClassifier(n_epochs=80, random_state=seed).fit(X, y)
+    balanced = NeuRulesClassifier(n_epochs=80, class_weight="balanced", random_state=seed).fit(X, y)
     assert recall_score(y_test, plain.predict(X_test)) < 0.3
     assert recall_score(y_test, balanced.predict(X_test)) > 0.7
 

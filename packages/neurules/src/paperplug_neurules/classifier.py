@@ -29,7 +29,8 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
     count: 10 for two classes, n_classes * 10 / 2 for more. `batch_size=None` sizes the
     batches so that `n_epochs` passes make at least 1000 optimiser steps (at most 2048 rows,
     the official batch). `freeze_heads` is the fraction of epochs with the class heads frozen
-    (0.5 in the official code; 0 here, see the README).
+    (0.5 in the official code; 0 here), `head_init` the class-partitioned heads' start (see the
+    README's choices).
     """
 
     def __init__(
@@ -45,6 +46,7 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         anneal_factor: float = 5.0,
         eps: float = 1e-3,
         freeze_heads: float = 0.0,
+        head_init: float = 0.5,
         class_weight: str | Mapping | None = None,
         random_state: int | np.random.RandomState | None = None,
         verbose: bool = False,
@@ -60,6 +62,7 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         self.anneal_factor = anneal_factor
         self.eps = eps
         self.freeze_heads = freeze_heads
+        self.head_init = head_init
         self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
@@ -77,8 +80,10 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if not 0 <= self.min_support <= 1:
             raise ValueError(f"min_support must lie in [0, 1], got {self.min_support!r}")
-        if self.lambda_support < 0 or self.eps < 0 or self.anneal_factor < 1:
-            raise ValueError("lambda_support and eps must be >= 0 and anneal_factor >= 1")
+        if self.lambda_support < 0 or self.eps < 0 or self.head_init < 0:
+            raise ValueError("lambda_support, eps and head_init must be >= 0")
+        if self.anneal_factor < 1:
+            raise ValueError(f"anneal_factor must be >= 1, got {self.anneal_factor!r}")
         if not 0 <= self.freeze_heads <= 1:
             raise ValueError(f"freeze_heads must lie in [0, 1], got {self.freeze_heads!r}")
         if not (
@@ -126,9 +131,10 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
             Z.max(dim=0).values,
             self.n_rules_,
             len(self.classes_),
+            generator=generator,
             predicate_temp=self.predicate_temp,
             eps=self.eps,
-            generator=generator,
+            head_init=self.head_init,
         )
         config = TrainingConfig(
             n_epochs=self.n_epochs,

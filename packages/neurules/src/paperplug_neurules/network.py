@@ -20,15 +20,16 @@ class NeuralRuleList(nn.Module):
         n_rules: int,
         n_classes: int,
         *,
+        generator: torch.Generator,
         predicate_temp: float = 0.2,
         eps: float = 1e-3,
-        generator: torch.Generator | None = None,
+        head_init: float = 0.5,
     ):
         super().__init__()
         n_features = lower.shape[0]
         self.predicates = IntervalPredicates(lower, upper, n_rules, predicate_temp)
         self.conjunctions = Conjunctions(n_rules, n_features, eps)
-        self.selector = RuleSelector(n_rules, n_classes, generator)
+        self.selector = RuleSelector(n_rules, n_classes, generator, head_init)
 
     def rule_activations(self, x: torch.Tensor) -> torch.Tensor:
         """Soft truth r (batch, rules) of every rule."""

@@ -21,15 +21,27 @@ def gumbel_select(
 
 
 class RuleSelector(nn.Module):
-    """Learnable rule order o and per-rule class heads H (C × R, no bias)."""
+    """Learnable rule order o and per-rule class heads H (C × R, no bias).
 
-    def __init__(self, n_rules: int, n_classes: int, generator: torch.Generator | None = None):
+    The order starts uniform in [0, 1]. The heads start class-partitioned: the rules, in a
+    random order, are dealt to the classes in turn, and H[c, j] = `head_init` for rule j's class
+    c, 0 elsewhere, so every class has rules pulling for it from the first step (the official
+    code keeps such an initialisation, at 10, commented out, and uses nn.Linear's default).
+    """
+
+    def __init__(
+        self,
+        n_rules: int,
+        n_classes: int,
+        generator: torch.Generator,
+        head_init: float = 0.5,
+    ):
         super().__init__()
         self.order = nn.Parameter(torch.rand(n_rules, generator=generator))
-        self.heads = nn.Parameter(torch.empty(n_classes, n_rules))
-        bound = 1 / n_rules**0.5  # nn.Linear's default init range
-        with torch.no_grad():
-            self.heads.uniform_(-bound, bound, generator=generator)
+        dealt = torch.randperm(n_rules, generator=generator)  # rule dealt[k] gets class k % C
+        heads = torch.zeros(n_classes, n_rules)
+        heads[torch.arange(n_rules) % n_classes, dealt] = head_init
+        self.heads = nn.Parameter(heads)
 
     def forward(
         self, rules: torch.Tensor, temperature: float, generator: torch.Generator | None = None

@@ -22,7 +22,9 @@ def heads_frozen(epoch: int, n_epochs: int, fraction: float = 0.5) -> bool:
 
 
 def batch_rows(n_rows: int, n_epochs: int, min_steps: int = 1000, max_rows: int = 2048) -> int:
-    """Rows per batch so that `n_epochs` passes make at least `min_steps` optimiser steps, at
-    most `max_rows` (the paper's batch): the official 500 epochs of 2048-row batches make
-    many steps on the paper's large datasets but 500 on a small table, too few to learn."""
-    return max(1, min(max_rows, n_rows * n_epochs // min_steps))
+    """Rows per batch so that `n_epochs` passes make at least `min_steps` optimiser steps, in
+    batches of equal size (no stray small last batch), at most `max_rows` (the paper's batch):
+    the official 500 epochs of 2048-row batches make many steps on the paper's large datasets
+    but only 500 on a small table, too few to learn."""
+    batches = max(math.ceil(min_steps / n_epochs), math.ceil(n_rows / max_rows))
+    return max(1, math.ceil(n_rows / batches))
