@@ -3,12 +3,13 @@ at least its accuracy), imodels (FIGS at the same number of splits; greedy rule 
 on binary labels) and wittgenstein RIPPER (binary), on the same stratified folds, in one
 process, over several seeds: mean ± 95% CI over the seeds of each seed's CV mean.
 
-make bench PKG=neurules [ARGS="--seeds 3 --folds 3 --datasets iris,wine --ablation"]
+make bench PKG=neurules [ARGS="--seeds 3 --folds 3 --datasets iris,wine --variants 'eps=0;n_epochs=60'"]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import warnings
 from collections.abc import Callable
 
@@ -21,7 +22,7 @@ from sklearn.tree import DecisionTreeClassifier
 from paperplug.harness import fmt_ci, mean_ci, progress, single_thread, table
 
 warnings.filterwarnings("ignore")
-DATASETS = ("breast_cancer", "wine", "iris", "digits", "planted")
+DATASETS = ("breast_cancer", "wine", "iris", "digits", "planted", "synthetic")
 
 
 class Budget:
@@ -110,13 +111,27 @@ PEERS = {"CART (same size)": cart, "imodels FIGS": figs, "imodels GreedyRuleList
 BINARY_ONLY = {"imodels GreedyRuleList", "imodels BRL", "wittgenstein RIPPER"}
 
 
+def parse_params(text: str) -> dict[str, float | int | None]:
+    """'eps=0,n_epochs=60' -> {'eps': 0, 'n_epochs': 60} (numbers and None only)."""
+    params: dict[str, float | int | None] = {}
+    for item in text.split(","):
+        key, value = item.split("=")
+        params[key.strip()] = None if value == "None" else ast.literal_eval(value)
+    return params
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (folds and models)")
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--peers", default=",".join(PEERS), help="comma list, '' for none")
-    parser.add_argument("--ablation", action="store_true", help="also NeuRules with eps=0")
+    parser.add_argument(
+        "--variants",
+        default="",
+        help="NeuRules variants beside the default, ';'-separated, each 'param=value,...' "
+        "(e.g. 'eps=0;freeze_heads=0.5')",
+    )
     args = parser.parse_args()
     single_thread()
     peers = [p for p in args.peers.split(",") if p]
@@ -127,8 +142,8 @@ def main() -> None:
             X, y, names = datasets((name,), seed=seed)[name]
             budget = Budget()
             methods = {"NeuRules": neurules(seed, budget)}
-            if args.ablation:
-                methods["NeuRules eps=0 (ablation)"] = neurules(seed, Budget(), eps=0.0)
+            for variant in filter(None, args.variants.split(";")):
+                methods[f"NeuRules {variant}"] = neurules(seed, Budget(), **parse_params(variant))
             for method, fit in methods.items():
                 folds = cross_validate(fit, X, y, names, n_splits=args.folds, seed=seed)
                 per_method.setdefault(method, []).append(folds)

@@ -40,8 +40,16 @@ def datasets(
     names: tuple[str, ...] = ("breast_cancer", "wine", "iris", "planted"), seed: int = 0
 ) -> dict[str, Dataset]:
     """The named datasets as (X, y, feature names): breast_cancer, wine, iris and digits from
-    scikit-learn, and `planted` (planted_rule_data with `seed`)."""
-    from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+    scikit-learn, `planted` (planted_rule_data with `seed`) and `synthetic` (fresh with each
+    `seed`: scikit-learn's make_classification, 1000 rows, 10 features of which 5 informative,
+    3 classes of 2 clusters each)."""
+    from sklearn.datasets import (
+        load_breast_cancer,
+        load_digits,
+        load_iris,
+        load_wine,
+        make_classification,
+    )
 
     loaders = {
         "breast_cancer": load_breast_cancer,
@@ -54,10 +62,16 @@ def datasets(
         if name == "planted":
             X, y = planted_rule_data(seed=seed)
             out[name] = (X, y, [f"x{i}" for i in range(X.shape[1])])
+        elif name == "synthetic":
+            X, y = make_classification(1000, n_features=10, n_informative=5, n_classes=3,
+                                       random_state=seed)  # fmt: skip
+            out[name] = (X, y, [f"x{i}" for i in range(X.shape[1])])
         elif name in loaders:
             data = loaders[name]()
             features = [str(f).replace(" ", "_") for f in data.feature_names]
             out[name] = (data.data, data.target, features)
         else:
-            raise ValueError(f"unknown dataset {name!r}; choose from {[*loaders, 'planted']}")
+            raise ValueError(
+                f"unknown dataset {name!r}; choose from {[*loaders, 'planted', 'synthetic']}"
+            )
     return out
