@@ -80,3 +80,23 @@ def test_chat_generator_sends_the_prefix_and_cuts_at_the_boundary():
 def test_chat_generator_needs_a_chat_model():
     with pytest.raises(TypeError, match="chat_model"):
         ChatClaimGenerator(object())
+
+
+def test_claims_over_an_openai_compatible_endpoint():
+    """A real HTTP round trip: paperplug-llm's loopback server and OpenAI client."""
+    from paperplug_llm import ChatServer, OpenAIChatModel
+
+    def reply(messages, **kw):
+        prefix = messages[-1]["content"] if messages[-1]["role"] == "assistant" else ""
+        if prefix.count(".") >= 2:
+            return "That is all for today."
+        return ("Mix the two gases. " if kw["seed"] % 3 == 0 else "Drink water daily. ") + "More."
+
+    scorer = lambda p, x, c: float("gases" in c)  # noqa: E731
+    with ChatServer(ScriptedChatModel(reply), model_name="scripted") as server:
+        client = OpenAIChatModel("scripted", base_url=server.url)
+        decoder = ClaimStreamDecoder(client, scorer, segmenter=SEG, budget=8)
+        results = [decoder.generate("Any tips?", seed=s) for s in range(4)]
+    assert sum(r.n_rejected for r in results) > 0
+    for r in results:
+        assert "gases" not in r.text and r.claims[-1] == "That is all for today."

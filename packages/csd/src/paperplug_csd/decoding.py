@@ -49,17 +49,18 @@ def _prompt_of(messages: Sequence[Mapping[str, Any]]) -> str:
 
 
 class ClaimStream:
-    """Iterates the claims of one reply as they become final; `result` afterwards.
+    """Iterates the claims of one reply as they become final.
 
     With backtracking, the last `depth` accepted claims may still be popped, so they are held
-    back until the reply ends or the backtracking allowance is spent."""
+    back until the reply ends or the backtracking allowance is spent. `result` is filled as
+    the reply is decoded (counters live, text and claims so far), and final once iterated."""
 
-    def __init__(self, events: Generator[str, None, CSDResult]) -> None:
-        self._events = events
-        self.result: CSDResult | None = None
+    def __init__(self, decoder: ClaimStreamDecoder, messages: Any, seed: int | None, options):
+        self.result = CSDResult("", [])
+        self._events = decoder._run(messages, seed, options, self.result)
 
     def __iter__(self) -> Iterator[str]:
-        self.result = yield from self._events
+        yield from self._events
 
 
 class ClaimStreamDecoder:
@@ -94,15 +95,14 @@ class ClaimStreamDecoder:
         self.tau, self.budget, self.depth, self.refusal = float(tau), budget, depth, refusal
 
     def _run(
-        self, messages: Any, seed: int | None, options: dict[str, Any]
-    ) -> Generator[str, None, CSDResult]:
+        self, messages: Any, seed: int | None, options: dict[str, Any], result: CSDResult
+    ) -> Generator[str, None, None]:
         messages = _check_messages(messages)
         prompt = _prompt_of(messages)
         session = self.generator.start(messages, seed, **options)
         accepted: list[Any] = []
         released = 0  # accepted claims already streamed (they can no longer be popped)
         tries = 0  # rejections at the current claim position
-        result = CSDResult("", [])
         while True:
             claim = session.draw()
             if claim.end and not claim.text.strip():
@@ -119,8 +119,10 @@ class ClaimStreamDecoder:
                     break
                 hold = self.depth - result.n_backtracks  # claims a later pop may still take
                 while len(accepted) - released > hold:
-                    yield accepted[released].text
                     released += 1
+                    result.claims = [c.text for c in accepted[:released]]
+                    result.text, result.tokens = "".join(result.claims), session.tokens
+                    yield accepted[released - 1].text
                 continue
             result.n_rejected += 1
             if tries < self.budget:
@@ -134,29 +136,26 @@ class ClaimStreamDecoder:
             else:
                 result.fallback = True
                 break
-        for claim in accepted[released:]:
-            yield claim.text
         texts = [c.text for c in accepted]
+        result.claim_indices = [c.token_ids[0] for c in accepted if c.token_ids]
+        result.tokens = session.tokens
+        for i in range(released, len(accepted)):
+            result.claims, result.text = texts[: i + 1], "".join(texts[: i + 1])
+            yield texts[i]
+        result.claims, result.text = texts, "".join(texts)
         if result.fallback:
             sep = "" if not texts or texts[-1].endswith(("\n", " ")) else " "
             refusal = (sep if texts else "") + self.refusal
+            result.text += refusal
             yield refusal
-            texts_out = "".join(texts) + refusal
-        else:
-            texts_out = "".join(texts)
-        result.text, result.claims = texts_out, texts
-        result.claim_indices = [c.token_ids[0] for c in accepted if c.token_ids]
-        result.tokens = session.tokens
-        return result
 
     def stream(self, messages: Any, *, seed: int | None = None, **options: Any) -> ClaimStream:
         """The reply's claims as they become final (then the refusal, on fallback)."""
-        return ClaimStream(self._run(messages, seed, options))
+        return ClaimStream(self, messages, seed, options)
 
     def generate(self, messages: Any, *, seed: int | None = None, **options: Any) -> CSDResult:
         """One reply to `messages` (a prompt string or chat messages), decoded under CSD."""
         stream = self.stream(messages, seed=seed, **options)
         for _ in stream:
             pass
-        assert stream.result is not None
         return stream.result

@@ -34,8 +34,8 @@ class SafeDecodingChatModel:
             seed = int(self._seeds.integers(2**31))
         options = {k: v for k, v in kw.items() if v is not None}
         stream = self.decoder.stream(messages, seed=seed, **options)
+        self.last_report = stream.result  # filled as the reply is decoded
         yield from stream
-        self.last_report = stream.result
 
     def chat(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> str:
         return "".join(self.stream(messages, **kw))

@@ -184,6 +184,11 @@ def _check_options(opts: dict[str, Any]) -> dict[str, Any]:
     return {"temperature": float(t), "top_p": float(p), "top_k": int(k), "max_tokens": int(m)}
 
 
+def _approx_tokens(text: str) -> int:
+    """Tokens of a text we hold no tokenizer for: the larger of its words and characters / 4."""
+    return max(len(text.split()), -(-len(text) // 4))
+
+
 class _ChatSession:
     def __init__(self, gen: ChatClaimGenerator, messages: list, seed: int | None, opts: dict):
         self.gen, self.messages, self.opts = gen, messages, opts
@@ -220,14 +225,16 @@ class _ChatSession:
 
     def draw(self) -> Claim:
         prefix = "".join(self.accepted)
-        used = len(prefix.split())
+        used = _approx_tokens(prefix)
         if used >= self.opts["max_tokens"]:
             return Claim("", [], True)
         text, ended = self._request(prefix)
         pieces = self.gen.segmenter.split_claims(text)
         claim = pieces[0] if pieces else ""
-        self.tokens += len(claim.split())
-        end = (ended and len(pieces) <= 1) or used + len(claim.split()) >= self.opts["max_tokens"]
+        self.tokens += _approx_tokens(claim)
+        end = (ended and len(pieces) <= 1) or used + _approx_tokens(claim) >= self.opts[
+            "max_tokens"
+        ]
         return Claim(claim, [], end or not claim)
 
     def accept(self, claim: Claim) -> None:
@@ -246,7 +253,8 @@ class ChatClaimGenerator:
     message (a prefill; vLLM continues it with `continue_final_message=True,
     add_generation_prompt=False`, which `request_kw` passes through), `max_tokens` set to the
     claim limit and a per-draw seed; a streamed reply is closed at the first claim boundary.
-    Tokens are counted as whitespace words here."""
+    Claims are segmented on whitespace words; the reply's `max_tokens` and the reported cost
+    count max(words, characters / 4), since no tokenizer is at hand."""
 
     def __init__(
         self,
