@@ -84,7 +84,7 @@ def exact_fwbii(
         y = game.cross_values(ca, cb) - game.empty_value
         wa = enumerate_with_weights(game.n_a, banzhaf_size_weights(game.n_a, p)).weights
         wb = enumerate_with_weights(game.n_b, banzhaf_size_weights(game.n_b, p)).weights
-        phi = fit_dual(y, ca, wa, cb, wb, lookup, game.n_a, max_order)
+        phi = fit_dual(y, ca, wa, cb, wb, lookup, game.n_a)
         return _result(
             game,
             phi,
@@ -120,14 +120,15 @@ def fit_dual(
     wb: np.ndarray,
     lookup: list[Interaction],
     n_a: int,
-    max_order: int,
 ) -> np.ndarray:
     """The weighted regression over all pairings (a, b) with weights w_a(a)·w_b(b), from
     per-modality Gram matrices: XᵀWX[S, R] = G_a[S_a, R_a]·G_b[S_b, R_b] and
     XᵀWy[S] = (U_aᵀ W_a Y W_b U_b)[S_a, S_b], so no pair-level design matrix is formed."""
-    n_b = cb.shape[1]
-    basis_a = interaction_lookup(n_a, min(max_order, n_a))
-    basis_b = interaction_lookup(n_b, min(max_order, n_b))
+    # each modality's basis: only the parts of the lookup's subsets that fall on its side
+    parts_a = {tuple(i for i in s if i < n_a) for s in lookup}
+    parts_b = {tuple(i - n_a for i in s if i >= n_a) for s in lookup}
+    basis_a = sorted(parts_a, key=lambda t: (len(t), t))
+    basis_b = sorted(parts_b, key=lambda t: (len(t), t))
     ua, ub = design_matrix(ca, basis_a), design_matrix(cb, basis_b)
     gram_a, gram_b = (ua * wa[:, None]).T @ ua, (ub * wb[:, None]).T @ ub
     cross = (ua * wa[:, None]).T @ y @ (ub * wb[:, None])  # (|basis_a|, |basis_b|)
@@ -135,11 +136,8 @@ def fit_dual(
     pos_b = {s: k for k, s in enumerate(basis_b)}
     ia = np.array([pos_a[tuple(i for i in s if i < n_a)] for s in lookup])
     ib = np.array([pos_b[tuple(i - n_a for i in s if i >= n_a)] for s in lookup])
-    if max_order == 2 and len(lookup) == (n_a + 1) * (n_b + 1):  # image × text only
-        phi = kron_solve(
-            gram_a[: n_a + 1, : n_a + 1], gram_b[: n_b + 1, : n_b + 1], cross[: n_a + 1, : n_b + 1]
-        )
-        return phi[ia, ib]
+    if len(lookup) == len(basis_a) * len(basis_b):  # a full product: image × text only
+        return kron_solve(gram_a, gram_b, cross)[ia, ib]
     gram = gram_a[np.ix_(ia, ia)] * gram_b[np.ix_(ib, ib)]
     return solve_normal(gram, cross[ia, ib])
 
@@ -203,9 +201,7 @@ def approximate_crossmodal(
         game.n_b, min(int(budget_b), 2**game.n_b), banzhaf_size_weights(game.n_b, p), rng
     )
     y = game.cross_values(sa.coalitions, sb.coalitions) - game.empty_value
-    phi = fit_dual(
-        y, sa.coalitions, sa.weights, sb.coalitions, sb.weights, lookup, game.n_a, max_order
-    )
+    phi = fit_dual(y, sa.coalitions, sa.weights, sb.coalitions, sb.weights, lookup, game.n_a)
     exact = len(sa.coalitions) == 2**game.n_a and len(sb.coalitions) == 2**game.n_b
     return _result(
         game,
