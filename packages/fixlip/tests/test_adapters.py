@@ -78,3 +78,44 @@ def test_explain_rejects_unknown_models():
         FIxLIP().explain(lambda c: c.sum(1), "three")
     with pytest.raises(ValueError, match="p must"):
         FIxLIP(p=1.0)
+
+
+def test_siglip_values_are_its_logits_up_to_the_bias():
+    """SigLIP: no BOS, the final EOS kept; ν(T) − ν(∅) is free of SigLIP's logit bias."""
+    from transformers import SiglipConfig, SiglipModel
+
+    config = SiglipConfig(
+        text_config=dict(
+            vocab_size=20,
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            max_position_embeddings=8,
+        ),
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            image_size=16,
+            patch_size=8,
+        ),
+    )
+    with paperplug.seeded_torch(0):
+        model = SiglipModel(config).eval()
+        pixels = torch.randn(1, 3, 16, 16)
+    ids = np.array([[5, 6, 7, 1]])
+    game = clip_game(model, pixels, ids)
+    assert (game.n_a, game.n_b) == (4, 3)
+    full = game.cross_values(np.ones((1, 4), bool), np.ones((1, 3), bool))[0, 0]
+    with torch.no_grad():
+        out = model(input_ids=torch.as_tensor(ids), pixel_values=pixels)
+    assert full + float(model.logit_bias.detach()) == pytest.approx(
+        float(out.logits_per_image[0, 0]), rel=1e-5
+    )
+    baseline = clip_game(model, pixels, ids, image_masking="baseline", baseline_image=pixels)
+    no_image = baseline.cross_values(np.zeros((1, 4), bool), np.ones((1, 3), bool))[0, 0]
+    assert no_image == pytest.approx(full, rel=1e-6)  # the baseline is the image itself
+    with pytest.raises(ValueError, match="mask_token_id"):
+        clip_game(model, pixels, ids, text_masking="mask_token")
