@@ -68,6 +68,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=3000, help="replies on the discrete LM")
     parser.add_argument("--prompts", type=int, default=8, help="SmolLM2 harmful + benign each")
     parser.add_argument("--max-tokens", type=int, default=40)
+    parser.add_argument("--device", default=None, help="where SmolLM2 runs (cpu, cuda)")
     args = parser.parse_args()
     single_thread()
     print(
@@ -92,7 +93,7 @@ def main() -> None:
 
     # 2. SmolLM2-135M-Instruct end to end on harmful and benign prompts.
     if args.prompts > 0:
-        chat = load_smollm2()
+        chat = load_smollm2(args.device)
         llm = ClaimStreamDecoder(
             chat, guard, tau=TAU, budget=BUDGET, depth=DEPTH,
             segmenter=ClaimSegmenter(min_tokens=5, max_claim_tokens=32),

@@ -37,9 +37,12 @@ def test_rollback_leaves_the_cache_equal_to_a_fresh_prefix_pass(tiny):
     assert session.cache.get_seq_length() == len(tiny.prompt_ids(messages)) + len(redraw.token_ids)
 
 
-def test_hf_decoding_never_emits_a_rejected_claim(tiny):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no GPU"))])  # fmt: skip
+def test_hf_decoding_never_emits_a_rejected_claim(tiny, device):
     score = lambda p, x, c: float("e" in c or "a" in c)  # noqa: E731
-    decoder = ClaimStreamDecoder(tiny, score, tau=0.5, segmenter=SEG, budget=3, max_tokens=40)
+    model = HFChatModel(tiny.model, tiny.tokenizer, device=device)
+    decoder = ClaimStreamDecoder(model, score, tau=0.5, segmenter=SEG, budget=3, max_tokens=40)
     with global_rng_untouched("HF decoding"):
         results = [decoder.generate("hi", seed=s) for s in range(6)]
     assert sum(r.n_rejected for r in results) > 0
@@ -47,6 +50,7 @@ def test_hf_decoding_never_emits_a_rejected_claim(tiny):
         assert all(score("", "", c) == 0 for c in r.claims)
         assert r.tokens >= sum(len(c) for c in r.claims) // 4  # rejected claims cost tokens
     assert [decoder.generate("hi", seed=s).text for s in range(6)] == [r.text for r in results]
+    tiny.model.to("cpu")
 
 
 def test_greedy_decoding_is_refused(tiny):

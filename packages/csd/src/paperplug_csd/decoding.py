@@ -35,7 +35,8 @@ class CSDResult:
     n_backtracks: int = 0
     tokens: int = 0
     scores: list[float] = field(default_factory=list)  # every guard score, in order
-    claim_indices: list[int] = field(default_factory=list)  # token_ids[0] of each claim (discrete)
+    # token_ids[0] of each accepted claim: its index when the model is a DiscreteClaimLM
+    claim_indices: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: to_jsonable(v) for k, v in self.__dict__.items()}

@@ -154,8 +154,8 @@ BENIGN_PROMPTS = [
 ]
 
 
-def load_smollm2() -> Any:
-    """SmolLM2-135M-Instruct as an HFChatModel (paperplug-llm's offline copy)."""
+def load_smollm2(device: str | None = None) -> Any:
+    """SmolLM2-135M-Instruct as an HFChatModel (paperplug-llm's offline copy) on `device`."""
     from paperplug_llm import load_smollm2 as load
 
-    return load()
+    return load(device=device)
