@@ -1,0 +1,126 @@
+"""Each stage against an identity or a known property: SJLT is a JL map, GraSS with nothing
+dropped is an exact sketch, FactGraSS equals GraSS on the materialised gradient with the
+Kronecker mask, LoGra equals the projected materialised gradient, the factors match torch.func,
+no weight gradient is ever formed, the LDS on a planted case."""
+
+import numpy as np
+import pytest
+import torch
+from paperplug_grass import (
+    SJLT,
+    Compressor,
+    FactoredCompressor,
+    lds,
+    learn_selective_mask,
+    linear_factors,
+    per_sample_gradients,
+)
+from torch import nn
+
+from paperplug import seeded_torch
+
+
+def small_mlp():
+    with seeded_torch(0):
+        return nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 4)), torch.randn(7, 6)
+
+
+def test_sjlt_keeps_norms_in_expectation_and_inner_products_to_one_over_root_k():
+    gen = torch.Generator().manual_seed(0)
+    v = torch.randn(2000, 500, generator=gen, dtype=torch.float64)
+    w = torch.randn(2000, 500, generator=gen, dtype=torch.float64)
+    ratios, errors = [], []
+    for seed in range(20):
+        sketch = SJLT(500, 256, torch.Generator().manual_seed(seed))
+        ratios.append((sketch(v).norm(dim=1) ** 2 / v.norm(dim=1) ** 2).mean().item())
+        cos = (v * w).sum(1) / (v.norm(dim=1) * w.norm(dim=1))
+        cos_s = (sketch(v) * sketch(w)).sum(1) / (v.norm(dim=1) * w.norm(dim=1))
+        errors.append((cos_s - cos).abs().mean().item())
+    assert abs(np.mean(ratios) - 1) < 0.01
+    assert np.mean(errors) < 2 / np.sqrt(256)
+
+
+def test_grass_with_nothing_dropped_is_the_sjlt_of_the_full_gradient():
+    G = torch.randn(5, 40, dtype=torch.float64)
+    c = Compressor("grass", k=40, blowup=1, seed=3).fit(40)  # k′ = k = p: the mask keeps all
+    assert torch.equal(c.index, torch.arange(40))
+    assert torch.allclose(c.compress(G), c.sketch(G))
+    assert torch.allclose(
+        c.compress(G).sum(1), (G * c.sketch.sign).sum(1)
+    )  # every entry lands once
+
+
+def test_the_factors_give_torch_funcs_per_sample_gradients():
+    model, X = small_mlp()
+    y = torch.tensor([0, 1, 2, 3, 0, 1, 2])
+    full = per_sample_gradients(model, X, y)  # W0, b0, W1, b1 per sample
+    factors = linear_factors(model, X, y)
+    rebuilt = []
+    for a, d in factors:
+        G = torch.einsum("bto,bti->boi", d, a)  # (B, d_out, d_in + 1): [W | b]
+        rebuilt += [G[..., :-1].flatten(1), G[..., -1]]
+    assert torch.allclose(torch.cat(rebuilt, 1), full, atol=1e-6)
+    assert all(p.grad is None for p in model.parameters())  # no weight gradient was formed
+
+
+def test_factgrass_equals_grass_on_the_materialised_gradient_with_the_kronecker_mask():
+    model, X = small_mlp()
+    y = torch.tensor([0, 1, 2, 3, 0, 1, 2])
+    factors = linear_factors(model, X, y)
+    shapes = [(5, 7), (4, 6)]
+    fg = FactoredCompressor("factgrass", k=8, blowup=2, seed=1).fit(shapes)
+    ours = fg.compress(factors)
+    parts = []
+    for (a, d), layer in zip(factors, fg.layers, strict=True):
+        G = torch.einsum("bto,bti->boi", d, a).flatten(1)  # vec(G), row-major
+        d_in = a.shape[-1]
+        kron = (layer["out"].view(-1, 1) * d_in + layer["in"].view(1, -1)).flatten()
+        parts.append(layer["sketch"](G[:, kron]))
+    assert torch.allclose(ours, torch.cat(parts, 1), atol=1e-6)
+
+
+def test_logra_equals_the_projected_materialised_gradient():
+    model, X = small_mlp()
+    y = torch.tensor([0, 1, 2, 3, 0, 1, 2])
+    factors = linear_factors(model, X, y)
+    lg = FactoredCompressor("logra", k=8, seed=2).fit([(5, 7), (4, 6)])
+    ours = lg.compress(factors)
+    parts = []
+    for (a, d), layer in zip(factors, lg.layers, strict=True):
+        G = torch.einsum("bto,bti->boi", d, a)
+        parts.append((layer["out"].T @ G @ layer["in"]).flatten(1))
+    assert torch.allclose(ours, torch.cat(parts, 1), atol=1e-5)
+
+
+def test_the_selective_mask_keeps_the_informative_coordinates():
+    gen = torch.Generator().manual_seed(0)
+    G = torch.randn(64, 50, generator=gen) * 0.01
+    G[:, :5] = torch.randn(64, 5, generator=gen) * 3  # five coordinates carry the inner products
+    index, seconds = learn_selective_mask(G, 5, steps=150, seed=0)
+    assert index.tolist() == [0, 1, 2, 3, 4] and seconds >= 0
+
+
+def test_lds_on_a_planted_case():
+    rng = np.random.default_rng(0)
+    n, M, T = 30, 200, 4
+    scores = rng.normal(size=(n, T))
+    subsets = rng.random((M, n)) < 0.5
+    values = subsets.astype(float) @ scores + 0.01 * rng.normal(size=(M, T))  # linear truth
+    assert lds(scores, subsets, values)[0] > 0.99
+    assert abs(lds(rng.normal(size=(n, T)), subsets, values)[0]) < 0.3
+    with pytest.raises(ValueError, match="values must be"):
+        lds(scores, subsets, values[:, :2])
+
+
+def test_compressors_reject_bad_input():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        Compressor("fjlt")
+    with pytest.raises(ValueError, match="k must be an int >= 1"):
+        Compressor("sjlt", k=0)
+    c = Compressor("gauss", k=4).fit(10)
+    with pytest.raises(ValueError, match=r"gradients must be \(batch, 10\)"):
+        c.compress(torch.zeros(2, 11))
+    with pytest.raises(ValueError, match="learns its mask"):
+        Compressor("sm", k=2).fit(10)
+    with pytest.raises(ValueError, match="smaller than the number of layers"):
+        FactoredCompressor("logra", k=1).fit([(3, 3), (3, 3)])
