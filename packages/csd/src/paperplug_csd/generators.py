@@ -78,8 +78,7 @@ class _HFSession:
         self.tokens = 0
 
     def draw(self) -> Claim:
-        from paperplug_llm import crop_cache, forward_with_cache
-        from paperplug_llm.hf import sample_next
+        from paperplug_llm import crop_cache, forward_with_cache, sample_next
 
         torch = self.torch
         start = self.starts[-1]

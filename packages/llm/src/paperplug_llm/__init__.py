@@ -25,6 +25,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "cache_keyword": ".likelihood",
         "continuation_logprobs": ".likelihood",
         "crop_cache": ".likelihood",
+        "sample_next": ".hf",
         "forward_with_cache": ".likelihood",
         "Completion": ".messages",
         "ToolCall": ".messages",
