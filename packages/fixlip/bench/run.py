@@ -262,8 +262,35 @@ def clip_part(seeds: int, steps: int, n_test: int) -> None:
             pgr1.append(pg["pgr_first_order"])
             aid2.append(insertion_deletion(game, result, order=2)["aid"])
             aid1.append(insertion_deletion(game, result, order=1)["aid"])
-        rows.append([seed, f"{acc:.2f}", fmt_ci(pgr2), fmt_ci(pgr1), fmt_ci(aid2), fmt_ci(aid1)])
-    print(table(rows, ["seed", "retrieval@1", "PGR 2nd", "PGR 1st", "AID 2nd", "AID 1st"]))
+        pgr_share = np.mean(np.array(pgr2) > np.array(pgr1))
+        aid_share = np.mean(np.array(aid2) > np.array(aid1))
+        rows.append(
+            [
+                seed,
+                f"{acc:.2f}",
+                fmt_ci(pgr2),
+                fmt_ci(pgr1),
+                f"{pgr_share:.2f}",
+                fmt_ci(aid2),
+                fmt_ci(aid1),
+                f"{aid_share:.2f}",
+            ]
+        )
+    print(
+        table(
+            rows,
+            [
+                "seed",
+                "retrieval@1",
+                "PGR 2nd",
+                "PGR 1st",
+                "share 2nd > 1st",
+                "AID 2nd",
+                "AID 1st",
+                "share 2nd > 1st",
+            ],
+        )
+    )
 
 
 def main() -> None:

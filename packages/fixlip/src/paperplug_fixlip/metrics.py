@@ -121,7 +121,7 @@ def insertion_deletion(
     game: DualEncoderGame | FunctionGame, interactions: Interactions, *, order: int = 2
 ) -> dict[str, object]:
     """Insertion curves (§5.2): ν of the most (MIF) and least (LIF) influential coalitions of
-    each size, normalised to [ν(∅), ν(N)] → [0, 1]; AID = mean(MIF − LIF) (higher: the
+    each size, minus ν(∅), over the range of values the curves cover; AID = mean(MIF − LIF) (higher: the
     explanation ranks coalitions better). Order 2 grows cliques greedily; order 1 sorts WBV."""
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order}")
@@ -138,8 +138,11 @@ def insertion_deletion(
         coalitions[k, mif[k]] = True
         coalitions[n + 1 + k, lif[k]] = True
     values = game(coalitions)
-    low, high = values[0], values[n]
-    span = high - low if abs(high - low) > 1e-12 else 1.0
+    # anchored at ν(∅) and scaled by the range the curves cover: ν(N) − ν(∅) alone can be
+    # near zero (a pair whose full similarity is about its empty one) and blow the curves up
+    low = values[0]
+    span = values.max() - values.min()
+    span = span if span > 1e-12 else 1.0
     curve_mif = (values[: n + 1] - low) / span
     curve_lif = (values[n + 1 :] - low) / span
     return {"aid": float(np.mean(curve_mif - curve_lif)), "mif": curve_mif, "lif": curve_lif}
