@@ -159,8 +159,9 @@ class InfluenceAttributor:
                         -1, _as_tensor(y, torch.long).view(-1, 1)
                     )
                 weight = (1 - p.squeeze(-1)).double()
-            gram = phi.T @ phi / len(phi)
-            self.train_.append((phi, weight, torch.linalg.eigh(gram)))
+            vals, vecs = torch.linalg.eigh(phi.T @ phi / len(phi))
+            # kept in F's eigenbasis: each λ then costs one (n, k) × (k, m) product
+            self.train_.append((phi @ vecs, weight, vals.clamp_min(0), vecs))
         return self
 
     @property
@@ -178,9 +179,8 @@ class InfluenceAttributor:
         if not lam > 0:
             raise ValueError(f"damping must be > 0, got {lam!r}")
         total = None
-        for test, (phi, weight, (vals, vecs)) in zip(tests, self.train_, strict=True):
-            inv = vecs @ torch.diag(1 / (vals.clamp_min(0) + lam)) @ vecs.T
-            scores = (phi @ inv @ test.T) * weight.view(-1, 1)
+        for test, (rotated, weight, vals, vecs) in zip(tests, self.train_, strict=True):
+            scores = ((rotated / (vals + lam)) @ (test @ vecs).T) * weight.view(-1, 1)
             total = scores if total is None else total + scores
         return (total / len(tests)).numpy()
 
