@@ -323,6 +323,7 @@ def test_each_wrapped_call_has_its_own_conversation_id():
     list(first), list(second)
     ids = list(dict.fromkeys(seen.ids))
     assert len(ids) == 2  # one id per call, each call's checks share it
+    assert chat.conversation_id == ids[1]  # the latest call's, for reading a monitor's session
 
 
 def test_a_decode_defense_swaps_in_the_model_that_decodes_under_it():

@@ -266,6 +266,7 @@ class GuardedChatModel:
         self.tools = {name: self._guard_tool(name, fn) for name, fn in tools.items()}
         self.last_verdict: GuardVerdict | None = None
         self.messages: list[Message] = []  # the conversation of the latest call
+        self.conversation_id: str | None = None  # the latest call's id in every check's context
 
     def _context(self, **extra: Any) -> dict[str, Any]:
         """A tool check's context: the conversation of the latest model call."""
@@ -281,6 +282,7 @@ class GuardedChatModel:
         }
         verdict = self.guard.check(messages, stage="input", context=context)
         self.messages, self.last_verdict = messages, verdict
+        self.conversation_id = context["conversation_id"]  # the latest call's
         return verdict, context
 
     def stream(self, messages: Sequence[Message], **kw: Any) -> Iterator[str]:

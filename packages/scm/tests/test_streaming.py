@@ -101,7 +101,7 @@ def test_wrap_passes_the_prompt_to_the_monitor(trained, splits):
     chat = compose(mon).wrap(ScriptedChatModel([response_text(ex) for ex in test]))
     for ex in test:
         reply = chat.chat([{"role": "user", "content": ex["prompt"]}])
-        session, full = mon.session(), _full(trained, ex)
+        session, full = mon.session(chat.conversation_id), _full(trained, ex)
         assert session.prompt == ex["prompt"]
         assert session.token_scores == pytest.approx(full[: len(session.token_scores)], abs=1e-5)
         stopped = _stop(trained, full) is not None
