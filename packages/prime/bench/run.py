@@ -92,7 +92,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument(
+        "--equal-params",
+        action="store_true",
+        help="only MDM and ℓ = 2, 4 with d_embed = 16/ℓ (the same first layer)",
+    )
     args = parser.parse_args()
+    variants = [(1, 16), (2, 8), (4, 4)] if args.equal_params else [(ell, 16) for ell in ELLS]
     single_thread()
     runs: dict[str, list[dict[str, float]]] = {}
     times: dict[str, list[float]] = {}
@@ -102,14 +108,18 @@ def main() -> None:
             result = peer_run(Xtr, Xte, args.steps, seed)
         runs.setdefault("flow-matching MDM", []).append(result)
         times.setdefault("flow-matching MDM", []).append(timer.cpu_seconds)
-        for ell in ELLS:
+        for ell, d_embed in variants:
             with Timer() as timer:
-                model = PrimeMDM(ell=ell, steps=args.steps, seed=seed, progress=False).fit(Xtr)
+                model = PrimeMDM(
+                    ell=ell, d_embed=d_embed, steps=args.steps, seed=seed, progress=False
+                ).fit(Xtr)
                 idle = {nfe: model.sample(200, nfe=nfe, seed=seed)[1] for nfe in (32, 64)}
                 result = {"bits": model.nelbo(Xte, n_t=64), "idle32": idle[32], "idle64": idle[64]}
             name = (
                 "paperplug MDM (ℓ = 1)" if ell == 1 else f"Prime ℓ = {ell} (b = {model.sub_.base})"
             )
+            params = sum(p.numel() for p in model.model_.parameters())
+            name += f", {params:,} parameters"
             runs.setdefault(name, []).append(result)
             times.setdefault(name, []).append(timer.cpu_seconds)
     rows = [
