@@ -1,0 +1,115 @@
+"""Activation capture (paper §2, "population activity"): the hidden states the chunking
+methods read, from forward hooks on any named torch module or from a Hugging Face model's
+`output_hidden_states`, as numpy arrays of shape (tokens, neurons) with token positions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json")
+
+
+def _module(model: torch.nn.Module, layer: str) -> torch.nn.Module:
+    if not isinstance(layer, str):
+        raise TypeError(f"layer must be a module name (str), got {type(layer).__name__}")
+    modules = dict(model.named_modules())
+    if layer not in modules:
+        raise ValueError(f"layer {layer!r} is not a module of the model; e.g. {list(modules)[1:6]}")
+    return modules[layer]
+
+
+def _first_tensor(output: Any) -> torch.Tensor:
+    """A module's activation: the tensor itself, or the first element of a tuple output
+    (transformers blocks and nn.RNN return tuples)."""
+    tensor = output[0] if isinstance(output, tuple | list) else output
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"the layer's output is {type(tensor).__name__}, not a tensor")
+    return tensor
+
+
+def capture_activations(
+    model: torch.nn.Module, inputs: Any, layers: str | Sequence[str]
+) -> dict[str, np.ndarray]:
+    """Run `model(inputs)` (or `model(**inputs)` for a dict) once, under no_grad, and return
+    each named layer's output flattened to (tokens, neurons); the batch axis, if any, comes
+    first, so row b * T + t is token t of sequence b. A module called once per step (a
+    recurrent cell, output batch × neurons) has its calls stacked as the token axis."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    names = [layers] if isinstance(layers, str) else list(layers)
+    if not names:
+        raise ValueError("layers is empty")
+    store: dict[str, list[torch.Tensor]] = {name: [] for name in names}
+    handles = []
+    for name in names:
+        module = _module(model, name)
+
+        def hook(_m, _i, output, name=name):
+            store[name].append(_first_tensor(output).detach())
+
+        handles.append(module.register_forward_hook(hook))
+    try:
+        with torch.no_grad():
+            model(**inputs) if isinstance(inputs, dict) else model(inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    out = {}
+    for name in names:
+        calls = store[name]
+        if not calls:
+            raise ValueError(f"layer {name!r} was not called by the forward pass")
+        t = calls[0] if len(calls) == 1 else torch.stack(calls, -2)
+        out[name] = t.reshape(-1, t.shape[-1]).float().cpu().numpy()
+    return out
+
+
+def load_hf_model(name_or_path: str | torch.nn.Module) -> tuple[torch.nn.Module, Any]:
+    """A Hugging Face model and its tokenizer (None when the folder has none) by name or
+    local path, offline (`local_files_only`); a model object is returned as is."""
+    if isinstance(name_or_path, torch.nn.Module):
+        return name_or_path, None
+    if not isinstance(name_or_path, str):
+        raise TypeError("model must be a torch module or a model name / path (str)")
+    from transformers import AutoModel, AutoTokenizer
+
+    model = AutoModel.from_pretrained(name_or_path, local_files_only=True)
+    folder = Path(name_or_path)
+    if folder.is_dir() and not any((folder / f).exists() for f in TOKENIZER_FILES):
+        return model.eval(), None
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=True)
+    except (OSError, ValueError):
+        tokenizer = None
+    return model.eval(), tokenizer
+
+
+def hf_hidden_states(
+    model: str | torch.nn.Module, inputs: str | Any, *, tokenizer: Any = None
+) -> tuple[np.ndarray, list[str] | None]:
+    """All layers' hidden states of one sequence, shape (layers + 1, tokens, neurons), from
+    `output_hidden_states`, and the tokens (when a tokenizer is known). `inputs` is a text
+    (needs a tokenizer) or a 1-D sequence of token ids."""
+    model, found = load_hf_model(model)
+    tokenizer = tokenizer if tokenizer is not None else found
+    if isinstance(inputs, str):
+        if tokenizer is None:
+            raise ValueError("a text input needs a tokenizer; pass token ids or tokenizer=")
+        ids = tokenizer(inputs, return_tensors="pt")["input_ids"]
+    else:
+        ids = torch.as_tensor(np.asarray(inputs), dtype=torch.long)
+        if ids.ndim != 1 or ids.numel() == 0:
+            raise ValueError(
+                f"inputs must be a text or a 1-D sequence of ids, shape {tuple(ids.shape)}"
+            )
+        ids = ids[None]
+    with torch.no_grad():
+        out = model(input_ids=ids, output_hidden_states=True)
+    states = np.stack([h[0].float().cpu().numpy() for h in out.hidden_states])
+    tokens = tokenizer.convert_ids_to_tokens(ids[0]) if tokenizer is not None else None
+    return states, tokens

@@ -1,0 +1,140 @@
+"""The embedded default's data and models, shared by demo.py and bench/run.py (offline, CPU):
+
+* the paper's RNN task, 'ABCD' + 'E' * U[0, 20) repeated, and a small tanh RNN trained on it;
+* a symbol stream with planted words and a 2-layer GPT-2 built from a config and trained on
+  the spot, with the planted (word, position) labels as ground truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from paperplug import seeded_torch
+
+SYMBOLS = "ABCDE"
+
+
+def abcd_sequence(n_repeats: int = 1000, seed: int = 0) -> np.ndarray:
+    """Symbol ids (A=0 … E=4) of 'ABCD' + 'E' * U[0, 20), repeated `n_repeats` times."""
+    rng = np.random.default_rng(seed)
+    parts = [np.r_[0, 1, 2, 3, np.full(rng.integers(0, 20), 4)] for _ in range(n_repeats)]
+    return np.concatenate(parts).astype(np.int64)
+
+
+class SymbolRNN(torch.nn.Module):
+    """One-hot input, a tanh `RNNCell` stepped once per symbol (module "cell": its output is
+    the hidden state, so hooks and grafting see every step), a linear next-symbol readout."""
+
+    def __init__(self, n_symbols: int = 5, hidden: int = 12) -> None:
+        super().__init__()
+        self.n_symbols = n_symbols
+        self.cell = torch.nn.RNNCell(n_symbols, hidden)
+        self.readout = torch.nn.Linear(hidden, n_symbols)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x[None] if x.ndim == 1 else x
+        onehot = torch.nn.functional.one_hot(x, self.n_symbols).float()
+        h = torch.zeros(x.shape[0], self.cell.hidden_size)
+        states = []
+        for t in range(x.shape[1]):
+            h = self.cell(onehot[:, t], h)
+            states.append(h)
+        return self.readout(torch.stack(states, 1))
+
+
+def train_rnn(seq: np.ndarray, steps: int = 300, seed: int = 0) -> SymbolRNN:
+    """Next-symbol training on random windows of 60 symbols (batch 32, Adam 1e-2)."""
+    rng = np.random.default_rng(seed)
+    with seeded_torch(seed):
+        model = SymbolRNN()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    data = torch.as_tensor(seq)
+    for _ in range(steps):
+        starts = rng.integers(0, len(seq) - 61, 32)
+        batch = torch.stack([data[s : s + 61] for s in starts])
+        logits = model(batch[:, :-1])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 5), batch[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.eval()
+
+
+@dataclass
+class PlantedStream:
+    """Token ids, and per token the planted word id (−1 for noise) and position in the word."""
+
+    tokens: np.ndarray
+    word: np.ndarray
+    position: np.ndarray
+    words: list[list[int]]
+
+
+def planted_words(n_words: int = 5, vocab: int = 32, seed: int = 0) -> list[list[int]]:
+    """`n_words` words of 3–5 symbols from a `vocab`-symbol alphabet, no symbol in two words
+    (noise still uses every symbol, so a word's first symbol is ambiguous)."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(3, 6, n_words)
+    if lengths.sum() > vocab:
+        raise ValueError(f"{n_words} words need {lengths.sum()} symbols > vocab={vocab}")
+    symbols = rng.permutation(vocab)
+    cuts = np.cumsum(lengths)[:-1]
+    return [w.tolist() for w in np.split(symbols[: lengths.sum()], cuts)]
+
+
+def planted_stream(
+    n_tokens: int, words: list[list[int]], vocab: int = 32, seed: int = 0
+) -> PlantedStream:
+    """Uniform noise runs of 2–5 symbols, each followed by one planted word drawn uniformly."""
+    rng = np.random.default_rng(seed)
+    tok, wid, pos = [], [], []
+    while len(tok) < n_tokens:
+        noise = rng.integers(0, vocab, rng.integers(2, 6))
+        tok += noise.tolist()
+        wid += [-1] * len(noise)
+        pos += [-1] * len(noise)
+        w = int(rng.integers(len(words)))
+        tok += words[w]
+        wid += [w] * len(words[w])
+        pos += list(range(len(words[w])))
+    arr = lambda v: np.asarray(v[:n_tokens], dtype=np.int64)  # noqa: E731
+    return PlantedStream(arr(tok), arr(wid), arr(pos), words)
+
+
+GPT2 = {"vocab": 32, "context": 64, "n_embd": 64, "n_layer": 2, "n_head": 4}
+
+
+def train_gpt2(stream: PlantedStream, steps: int = 400, seed: int = 0) -> GPT2LMHeadModel:
+    """A 2-layer GPT-2 from a config (no download), next-token trained on random windows of
+    the stream (batch 16, AdamW 3e-3)."""
+    cfg = GPT2Config(vocab_size=GPT2["vocab"], n_positions=GPT2["context"], n_embd=GPT2["n_embd"],
+                     n_layer=GPT2["n_layer"], n_head=GPT2["n_head"], resid_pdrop=0.0,
+                     embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=None, eos_token_id=None)  # fmt: skip
+    rng = np.random.default_rng(seed)
+    with seeded_torch(seed):
+        model = GPT2LMHeadModel(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    data, T = torch.as_tensor(stream.tokens), GPT2["context"]
+    for _ in range(steps):
+        starts = rng.integers(0, len(data) - T, 16)
+        batch = torch.stack([data[s : s + T] for s in starts])
+        loss = model(input_ids=batch, labels=batch).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.eval()
+
+
+def gpt2_states(model: GPT2LMHeadModel, tokens: np.ndarray) -> np.ndarray:
+    """Hidden states (layers + 1, tokens, neurons) over consecutive context-sized windows."""
+    T, out = GPT2["context"], []
+    with torch.no_grad():
+        for s in range(0, len(tokens) - T + 1, T):
+            ids = torch.as_tensor(tokens[s : s + T])[None]
+            hs = model(input_ids=ids, output_hidden_states=True).hidden_states
+            out.append(torch.stack([h[0] for h in hs]).numpy())
+    return np.concatenate(out, 1).astype(np.float64)

@@ -1,0 +1,86 @@
+"""The Explainer component: one entry point for DSC, PA and UCD on any activations source
+(paper §3): activations given as an array, a torch module with a layer name (forward hook),
+or a Hugging Face model (name, path or object) with a hidden-state layer index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from paperplug import Explanation
+from paperplug_chunking import _checks
+
+METHODS = ("dsc", "pa", "ucd")
+
+
+class ChunkExplainer:
+    """`explain(model, inputs, target=...)` -> Explanation(kind="concept").
+
+    * method="dsc": values = the discrete state id of each token; meta holds the chunk
+      dictionary (state tuples and counts) and, with `target` = the input symbols, the
+      state-to-symbol lookup table.
+    * method="pa": `target` = the concept's token positions; values = 1 where the PA
+      template detects the concept; meta holds τ, the subpopulation and the threshold.
+    * method="ucd": values = each token's chunk (prototype index); meta holds the objective
+      and the number of dead prototypes re-initialised.
+
+    `model=None` means `inputs` are activations (tokens × neurons). Otherwise `layer` is a
+    module name (str) for a torch module, or a hidden-state index (int) for a Hugging Face
+    model given by name, path or object (inputs: a text or token ids)."""
+
+    def __init__(self, method: str = "pa", layer: str | int | None = None, **cfg: Any) -> None:
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        self.method, self.layer, self.cfg = method, layer, cfg
+
+    def activations(self, model: Any, inputs: Any) -> np.ndarray:
+        """The (tokens, neurons) activations the method reads."""
+        if model is None:
+            return _checks.activations(inputs, "inputs")
+        if isinstance(self.layer, str):
+            from paperplug_chunking.capture import capture_activations
+
+            return capture_activations(model, inputs, self.layer)[self.layer].astype(np.float64)
+        if isinstance(self.layer, int) and not isinstance(self.layer, bool):
+            from paperplug_chunking.capture import hf_hidden_states
+
+            states, _ = hf_hidden_states(model, inputs)
+            if not -len(states) <= self.layer < len(states):
+                raise ValueError(
+                    f"layer {self.layer} outside the model's {len(states)} hidden states"
+                )
+            return states[self.layer].astype(np.float64)
+        raise TypeError(
+            "with a model, layer must be a module name (str) or a hidden-state index (int)"
+        )
+
+    def explain(self, model: Any, inputs: Any, *, target: Any = None, **kw: Any) -> Explanation:
+        H = self.activations(model, inputs)
+        cfg = {**self.cfg, **kw}
+        if self.method == "dsc":
+            from paperplug_chunking.dsc import DiscreteSequenceChunker
+
+            dsc = DiscreteSequenceChunker(**cfg).fit(H, target)
+            chunks = [{"states": list(c), "count": n} for c, n in dsc.chunking_.dictionary.items()]
+            meta = {"method": "dsc", "n_states": len(dsc.state_bins_), "chunks": chunks}
+            if dsc.lookup_ is not None:
+                meta["lookup"] = {str(s): y for s, y in sorted(dsc.lookup_.items())}
+            return Explanation(values=dsc.states_, kind="concept", meta=meta)
+        if self.method == "pa":
+            from paperplug_chunking.pa import PopulationAveraging
+
+            if target is None:
+                raise ValueError("method='pa' needs target= the concept's token positions")
+            pa = PopulationAveraging(**cfg).fit(H, target)
+            t = pa.template_
+            meta = {"method": "pa", "tau": t.tau, "threshold": t.threshold,
+                    "neurons": np.flatnonzero(t.mask), "values": t.values,
+                    "train_positions": pa.train_positions_, "sweep_auc": pa.sweep_auc_}  # fmt: skip
+            return Explanation(values=pa.predict(H).astype(np.int64), kind="concept", meta=meta)
+        from paperplug_chunking.ucd import UnsupervisedChunkDiscovery
+
+        ucd = UnsupervisedChunkDiscovery(**cfg).fit(H)
+        meta = {"method": "ucd", "objective": ucd.score(H),
+                "n_reinitialised": ucd.n_reinitialised_, "prototypes": ucd.prototypes_}  # fmt: skip
+        return Explanation(values=ucd.predict(H), kind="concept", meta=meta)

@@ -1,0 +1,106 @@
+"""Grafting (paper §4): induce a chunk in the network by setting its subpopulation (a PA
+template, a DSC state, a UCD prototype) during the forward pass, or freeze it, and measure how
+the prediction of the associated next symbol or concept changes: the causal test of a chunk."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+
+from paperplug_chunking.capture import _module
+
+
+@contextmanager
+def graft(
+    model: torch.nn.Module,
+    layer: str,
+    values: Any = None,
+    *,
+    mask: Any = None,
+    positions: Sequence[int] | None = None,
+    freeze: bool = False,
+) -> Iterator[None]:
+    """Inside the block, the output of module `layer` has its neurons `mask` (all when None)
+    set to `values` at token `positions` (all when None). With `freeze=True` the neurons are
+    held at the values they take at the first position instead. A layer whose output is
+    (batch, tokens, neurons) is indexed by token; a cell called once per step, with output
+    (batch, neurons), counts its calls as positions. Tuple outputs: the first element."""
+    module = _module(model, layer)
+    if freeze == (values is not None):
+        raise ValueError("give values to set, or freeze=True (not both)")
+    vals = None if values is None else torch.as_tensor(np.asarray(values), dtype=torch.float32)
+    pos = None if positions is None else [int(p) for p in positions]
+    state: dict[str, Any] = {"step": 0, "held": None}
+
+    def hook(_m, _i, output):
+        first = output[0] if isinstance(output, tuple) else output
+        new = first.clone()
+        neurons = (
+            slice(None) if mask is None else torch.as_tensor(np.asarray(mask), dtype=torch.bool)
+        )
+        if new.ndim == 2:  # a step of a recurrent cell
+            step = state["step"]
+            state["step"] += 1
+            if pos is not None and step not in pos:
+                return None
+            if freeze:
+                if state["held"] is None:
+                    state["held"] = new[:, neurons].clone()
+                new[:, neurons] = state["held"]
+            else:
+                new[:, neurons] = vals.to(new.dtype)
+        else:
+            where = slice(None) if pos is None else pos
+            if freeze:
+                held = new[:, (pos or [0])[0]][:, neurons].clone()
+                sub = new[:, where]
+                sub[..., neurons] = held[:, None]
+                new[:, where] = sub
+            else:
+                sub = new[:, where]
+                sub[..., neurons] = vals.to(new.dtype)
+                new[:, where] = sub
+        return (new, *output[1:]) if isinstance(output, tuple) else new
+
+    handle = module.register_forward_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def _logits(output: Any) -> torch.Tensor:
+    return output.logits if hasattr(output, "logits") else output
+
+
+def next_symbol_probs(model: torch.nn.Module, inputs: Any, position: int) -> np.ndarray:
+    """The model's next-symbol distribution after token `position` (batch element 0)."""
+    with torch.no_grad():
+        out = model(**inputs) if isinstance(inputs, dict) else model(inputs)
+    return torch.softmax(_logits(out)[0, position].double(), -1).numpy()
+
+
+def grafting_effect(
+    model: torch.nn.Module,
+    inputs: Any,
+    layer: str,
+    values: Any,
+    *,
+    position: int,
+    target: int,
+    mask: Any = None,
+) -> dict[str, float]:
+    """p(target next symbol) after `position` without and with the chunk grafted there."""
+    before = next_symbol_probs(model, inputs, position)
+    with graft(model, layer, values, mask=mask, positions=[position]):
+        after = next_symbol_probs(model, inputs, position)
+    return {
+        "p_before": float(before[target]),
+        "p_after": float(after[target]),
+        "argmax_before": int(before.argmax()),
+        "argmax_after": int(after.argmax()),
+    }

@@ -1,0 +1,166 @@
+"""Population averaging (PA, paper §3.2): for a labelled concept, average the population
+activity over a few occurrences (at a chosen step offset), keep the subpopulation of neurons
+that stay within τ of that mean on every training occurrence, and detect the concept wherever
+the subpopulation's mean squared deviation from the template is at most the largest one seen
+in training. τ is swept and chosen by balanced accuracy (plain accuracy picks "all neurons"
+when the concept is rare); the swept (FPR, TPR) points give an ROC and its AUC."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from paperplug_chunking import _checks
+
+#: the paper's τ sweep: 100, 30, 20, 10, 3, then 0.8^i for i < 35.
+TAUS: tuple[float, ...] = (100.0, 30.0, 20.0, 10.0, 3.0, *tuple(0.8**i for i in range(35)))
+
+
+@dataclass
+class Template:
+    """A PA chunk: the subpopulation `mask` (neurons), its mean `values`, the detection
+    `threshold` (max training MSE) and the τ that made it."""
+
+    mask: np.ndarray
+    values: np.ndarray
+    threshold: float
+    tau: float
+
+    @property
+    def n_neurons(self) -> int:
+        return int(self.mask.sum())
+
+
+def shifted(positions: Any, offset: int, n: int) -> np.ndarray:
+    """Concept positions moved by `offset` steps (−2 … 2 in the paper), dropping any that fall
+    outside the sequence."""
+    pos = _checks.positions(positions, n) + int(offset)
+    pos = pos[(pos >= 0) & (pos < n)]
+    if pos.size == 0:
+        raise ValueError(f"no position stays inside the sequence after offset {offset}")
+    return pos
+
+
+def pa_template(H: Any, train_positions: Any, tau: float) -> Template:
+    """The mean activity M over the training occurrences, the neurons with |h − M| < τ on every
+    one of them, and the largest training MSE over that subpopulation as the threshold."""
+    H = _checks.activations(H)
+    pos = _checks.positions(train_positions, len(H), "train_positions")
+    if not tau > 0:
+        raise ValueError(f"tau must be > 0, got {tau}")
+    X = H[pos]
+    mean = X.mean(0)
+    mask = (np.abs(X - mean) < tau).all(0)
+    values = mean[mask]
+    threshold = float(((X[:, mask] - values) ** 2).mean(1).max()) if mask.any() else 0.0
+    return Template(mask, values, threshold, float(tau))
+
+
+def pa_deviation(H: Any, template: Template) -> np.ndarray:
+    """Each token's mean squared deviation from the template over the subpopulation
+    (+inf everywhere when the subpopulation is empty: nothing can be detected)."""
+    H = _checks.activations(H)
+    if H.shape[1] != template.mask.shape[0]:
+        raise ValueError(
+            f"activations have {H.shape[1]} neurons, the template {template.mask.shape[0]}"
+        )
+    if not template.mask.any():
+        return np.full(len(H), np.inf)
+    return ((H[:, template.mask] - template.values) ** 2).mean(1)
+
+
+def detection_rates(detected: np.ndarray, labels: np.ndarray) -> dict[str, float]:
+    """TPR, FPR, accuracy and balanced accuracy of boolean detections against labels."""
+    pos, neg = labels.sum(), (~labels).sum()
+    tpr = float((detected & labels).sum() / pos) if pos else float("nan")
+    fpr = float((detected & ~labels).sum() / neg) if neg else float("nan")
+    return {
+        "tpr": tpr,
+        "fpr": fpr,
+        "accuracy": float((detected == labels).mean()),
+        "balanced_accuracy": (tpr + 1 - fpr) / 2,
+    }
+
+
+def sweep_auc(fprs: Sequence[float], tprs: Sequence[float]) -> float:
+    """Area under the ROC traced by the τ sweep (points joined to (0,0) and (1,1))."""
+    pts = sorted({(0.0, 0.0), (1.0, 1.0), *zip(fprs, tprs, strict=True)})
+    x, y = np.array(pts).T
+    return float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2))
+
+
+class PopulationAveraging:
+    """PA end to end: `fit(H, positions)` draws `n_train` occurrences (seeded), sweeps τ and
+    keeps the template of best balanced accuracy on the fit sequence; `decision_function`
+    is −deviation (higher = more concept-like), `predict` the thresholded detection."""
+
+    def __init__(
+        self, n_train: int = 5, offset: int = 0, taus: Sequence[float] = TAUS, seed: int = 0
+    ) -> None:
+        self.n_train, self.offset, self.taus, self.seed = n_train, offset, tuple(taus), seed
+
+    def fit(self, H: Any, positions: Any) -> PopulationAveraging:
+        H = _checks.activations(H)
+        _checks.positive_int(self.n_train, "n_train")
+        if not -2 <= int(self.offset) <= 2:
+            raise ValueError(f"offset must be in -2 … 2 (paper), got {self.offset}")
+        pos = shifted(positions, self.offset, len(H))
+        if pos.size < self.n_train:
+            raise ValueError(f"{pos.size} occurrences < n_train={self.n_train}")
+        rng = np.random.default_rng(self.seed)
+        self.train_positions_ = np.sort(rng.choice(pos, self.n_train, replace=False))
+        labels = np.zeros(len(H), dtype=bool)
+        labels[pos] = True
+        self.sweep_, best = [], None
+        for tau in self.taus:
+            template = pa_template(H, self.train_positions_, tau)
+            rates = detection_rates(pa_deviation(H, template) <= template.threshold, labels)
+            self.sweep_.append({"tau": tau, "n_neurons": template.n_neurons, **rates})
+            if best is None or rates["balanced_accuracy"] > best[0]:
+                best = (rates["balanced_accuracy"], template)
+        self.template_ = best[1]
+        self.sweep_auc_ = sweep_auc(
+            [r["fpr"] for r in self.sweep_], [r["tpr"] for r in self.sweep_]
+        )
+        return self
+
+    def decision_function(self, H: Any) -> np.ndarray:
+        return -pa_deviation(H, self.template_)
+
+    def predict(self, H: Any) -> np.ndarray:
+        return pa_deviation(H, self.template_) <= self.template_.threshold
+
+    def evaluate(self, H: Any, positions: Any) -> dict[str, float]:
+        """TPR/FPR/balanced accuracy of the detector and the AUC of its score on (held-out)
+        activations with the concept at `positions` (shifted by the same offset)."""
+        H = _checks.activations(H)
+        labels = np.zeros(len(H), dtype=bool)
+        labels[shifted(positions, self.offset, len(H))] = True
+        rates = detection_rates(self.predict(H), labels)
+        score = np.nan_to_num(self.decision_function(H), neginf=-1e300)
+        auc = float(roc_auc_score(labels, score)) if 0 < labels.sum() < len(H) else float("nan")
+        return {**rates, "auc": auc}
+
+
+def pa_layers(
+    states: Any, positions: Any, test_states: Any = None, test_positions: Any = None, **cfg: Any
+) -> list[dict[str, float]]:
+    """PA per layer of a (layers, tokens, neurons) stack (e.g. `hf_hidden_states`): the chosen
+    τ, subpopulation size, sweep AUC and, given held-out states, test TPR/FPR/AUC."""
+    states = np.asarray(states)
+    if states.ndim != 3:
+        raise ValueError(f"states must be (layers, tokens, neurons), got shape {states.shape}")
+    rows = []
+    for layer in range(states.shape[0]):
+        pa = PopulationAveraging(**cfg).fit(states[layer], positions)
+        row = {"layer": layer, "tau": pa.template_.tau, "n_neurons": pa.template_.n_neurons,
+               "sweep_auc": pa.sweep_auc_}  # fmt: skip
+        if test_states is not None:
+            test = pa.evaluate(np.asarray(test_states)[layer], test_positions)
+            row.update({f"test_{k}": test[k] for k in ("tpr", "fpr", "auc")})
+        rows.append(row)
+    return rows
