@@ -8,12 +8,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
 
 from paperplug import seeded_torch
+
+if TYPE_CHECKING:
+    from transformers import GPT2LMHeadModel
 
 SYMBOLS = "ABCDE"
 
@@ -111,6 +114,8 @@ GPT2 = {"vocab": 32, "context": 64, "n_embd": 64, "n_layer": 2, "n_head": 4}
 def train_gpt2(stream: PlantedStream, steps: int = 400, seed: int = 0) -> GPT2LMHeadModel:
     """A 2-layer GPT-2 from a config (no download), next-token trained on random windows of
     the stream (batch 16, AdamW 3e-3)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
     cfg = GPT2Config(vocab_size=GPT2["vocab"], n_positions=GPT2["context"], n_embd=GPT2["n_embd"],
                      n_layer=GPT2["n_layer"], n_head=GPT2["n_head"], resid_pdrop=0.0,
                      embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=None, eos_token_id=None)  # fmt: skip
@@ -138,3 +143,40 @@ def gpt2_states(model: GPT2LMHeadModel, tokens: np.ndarray) -> np.ndarray:
             hs = model(input_ids=ids, output_hidden_states=True).hidden_states
             out.append(torch.stack([h[0] for h in hs]).numpy())
     return np.concatenate(out, 1).astype(np.float64)
+
+
+@dataclass
+class RNNCase:
+    model: SymbolRNN
+    test: np.ndarray  # held-out symbol ids
+    H: np.ndarray  # the cell's hidden states on `test`, (tokens, 12)
+
+
+def rnn_case(seed: int = 0, steps: int = 300) -> RNNCase:
+    """The RNN trained on 1000 repeats of ABCD+E*, run on 600 held-out repeats."""
+    from paperplug_chunking.capture import capture_activations
+
+    model = train_rnn(abcd_sequence(1000, seed), steps=steps, seed=seed)
+    test = abcd_sequence(600, seed + 100)
+    H = capture_activations(model, torch.as_tensor(test), "cell")["cell"].astype(np.float64)
+    return RNNCase(model, test, H)
+
+
+@dataclass
+class GPT2Case:
+    model: GPT2LMHeadModel
+    test: PlantedStream  # held-out stream
+    states: np.ndarray  # (3, tokens, 64) hidden states on `test`
+
+
+def gpt2_case(seed: int = 0, steps: int = 400) -> GPT2Case:
+    """The planted-word GPT-2 trained on 20k tokens, run on 4096 held-out tokens."""
+    words = planted_words(seed=seed)
+    model = train_gpt2(planted_stream(20000, words, seed=seed), steps=steps, seed=seed)
+    test = planted_stream(4096, words, seed=seed + 1000)
+    return GPT2Case(model, test, gpt2_states(model, test.tokens))
+
+
+def word_end_positions(stream: PlantedStream, w: int, from_end: int = 1) -> np.ndarray:
+    """Token positions of word w's symbol `from_end` places from its end (1 = last)."""
+    return np.flatnonzero((stream.word == w) & (stream.position == len(stream.words[w]) - from_end))
