@@ -8,6 +8,7 @@ from paperplug_chunking import (
     PopulationAveraging,
     detection_rates,
     pa_deviation,
+    pa_layers,
     pa_template,
     sweep_auc,
 )
@@ -109,3 +110,15 @@ def test_bad_inputs():
         pa_template(H, [1, 2], tau=0)
     with pytest.raises(ValueError, match="activations"):
         pa_template(np.zeros(5), [1], tau=1)
+
+
+def test_pa_layers_finds_the_informative_layer():
+    """Three 'layers': noise, the planted concept, noise; only layer 1 reaches AUC >= 0.99."""
+    H, pos = planted(0)
+    Ht, post = planted(100)
+    rng = np.random.default_rng(5)
+    states = np.stack([rng.normal(size=H.shape), H, rng.normal(size=H.shape)])
+    tests = np.stack([rng.normal(size=Ht.shape), Ht, rng.normal(size=Ht.shape)])
+    rows = pa_layers(states, pos, tests, post)
+    assert [r["layer"] for r in rows] == [0, 1, 2]
+    assert rows[1]["test_auc"] >= 0.99 and max(rows[0]["test_auc"], rows[2]["test_auc"]) < 0.8
