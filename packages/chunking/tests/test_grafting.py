@@ -24,7 +24,6 @@ def test_set_and_freeze_exact():
     expected = x.clone()
     for p in (1, 3):
         expected[0, p, 0], expected[0, p, 2] = -1.0, -2.0
-    )
     assert torch.equal(out, expected)
     with graft(model, "inner", mask=mask, positions=[2, 4, 5], freeze=True):
         out = model(x)
