@@ -135,8 +135,12 @@ def test_plugin_module_holds_registrations_only(slug):
 @pytest.mark.parametrize("slug", sorted(MANIFEST))
 def test_files_of_the_template(slug):
     pkg = ROOT / "packages" / slug
-    for part in ("tests/test_contract.py", "tests/conftest.py", "bench/run.py", "README.md"):
+    parts = ("tests/test_contract.py", "tests/test_readme.py", "tests/conftest.py", "bench/run.py")
+    for part in (*parts, "README.md"):
         assert (pkg / part).is_file(), f"{slug} lacks {part}"
+    assert "ReadmeContract" in (pkg / "tests/test_readme.py").read_text(), (
+        f"{slug}: tests/test_readme.py should subclass paperplug.testing.ReadmeContract"
+    )
     for part in ("__init__.py", "demo.py", f"{MANIFEST[slug].get('embedded', 'embedded')}.py"):
         assert (_src(slug) / part).is_file(), f"{slug} lacks src/{MANIFEST[slug]['import']}/{part}"
 

@@ -5,7 +5,7 @@ every implementation owes: it is registered with a summary and paper, builds thr
 `paperplug.load`, returns the role's result type, is reproducible under a seed, leaves the
 caller's data and the global random state (random, numpy, torch) untouched. A package
 subclasses the contract and provides its case. `ChatModelContract` does the same for a
-chat-model backend.
+chat-model backend; `ReadmeContract` runs a package README's code as written.
 """
 
 from __future__ import annotations
@@ -108,6 +108,33 @@ def readme_python_blocks(path: str | os.PathLike[str]) -> list[str]:
     with open(path, encoding="utf-8") as f:
         text = f.read()
     return re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
+
+
+class ReadmeContract:
+    """The README's code runs as written: its ```python blocks in order, in one namespace (a
+    later block may use an earlier block's names, as a reader would), in a scratch folder (a
+    block may save a file). Subclass with `readme = Path(__file__).parents[1] / "README.md"`;
+    `blocks` pins how many there are, so a block that stops matching the fence fails."""
+
+    readme: ClassVar[str | os.PathLike[str]]
+    blocks: ClassVar[int | None] = None
+
+    def run_readme(self) -> dict[str, Any]:
+        """Run every block; return the namespace they shared."""
+        blocks = readme_python_blocks(self.readme)
+        assert blocks, f"{self.readme} has no ```python block to run"
+        if self.blocks is not None:
+            assert len(blocks) == self.blocks, (
+                f"{len(blocks)} python blocks, expected {self.blocks}"
+            )
+        namespace: dict[str, Any] = {"__name__": "__readme__"}
+        for i, block in enumerate(blocks):
+            exec(compile(block, f"{self.readme} block {i + 1}", "exec"), namespace)
+        return namespace
+
+    def test_readme_runs_as_written(self, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.chdir(tmp_path)
+        self.run_readme()
 
 
 def global_rng_state() -> dict[str, Any]:

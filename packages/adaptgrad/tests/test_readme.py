@@ -1,18 +1,10 @@
-"""Every python block of the README runs as written, in order, in one namespace."""
+"""The README's code runs as written (`paperplug.testing.ReadmeContract`)."""
 
 from pathlib import Path
 
-import pytest
-
-from paperplug.testing import readme_python_blocks
-
-README = Path(__file__).resolve().parents[1] / "README.md"
+from paperplug.testing import ReadmeContract
 
 
-def test_readme_code_runs_as_written():
-    pytest.importorskip("transformers")
-    blocks = readme_python_blocks(README)
-    assert len(blocks) == 3
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, str(README), "exec"), namespace)
+class TestReadme(ReadmeContract):
+    readme = Path(__file__).parents[1] / "README.md"
+    blocks = 3

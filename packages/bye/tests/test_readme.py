@@ -1,16 +1,17 @@
-"""The README's code runs as written: its python blocks, in order, continue one another."""
+"""The README's code runs as written (`paperplug.testing.ReadmeContract`) and prints what the
+README says it prints."""
 
 from pathlib import Path
 
-from paperplug.testing import readme_python_blocks
-
-BLOCKS = readme_python_blocks(Path(__file__).parents[1] / "README.md")
+from paperplug.testing import ReadmeContract
 
 
-def test_readme_blocks_run_in_order(capsys):
-    assert len(BLOCKS) == 2
-    namespace: dict = {}
-    for block in BLOCKS:
-        exec(compile(block, "README.md", "exec"), namespace)
-    printed = capsys.readouterr().out.splitlines()
-    assert printed == ["1.0 0.0 16", "removed 16 rows with collapsed image attention"]
+class TestReadme(ReadmeContract):
+    readme = Path(__file__).parents[1] / "README.md"
+    blocks = 2
+
+    def test_readme_runs_as_written(self, tmp_path, monkeypatch, capsys):
+        monkeypatch.chdir(tmp_path)
+        self.run_readme()
+        printed = capsys.readouterr().out.splitlines()
+        assert printed == ["1.0 0.0 16", "removed 16 rows with collapsed image attention"]

@@ -1,19 +1,10 @@
-"""Every python block of the README runs as written."""
+"""The README's code runs as written (`paperplug.testing.ReadmeContract`)."""
 
-import re
 from pathlib import Path
 
-import pytest
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+from paperplug.testing import ReadmeContract
 
 
-def test_the_readme_has_code():
-    assert BLOCKS
-
-
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_block_runs(index, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), {"__name__": "__readme__"})
+class TestReadme(ReadmeContract):
+    readme = Path(__file__).parents[1] / "README.md"
+    blocks = 2

@@ -1,15 +1,10 @@
-"""The README's code runs as written: its blocks in order, in one folder (a later block loads
-the checkpoint an earlier one saved)."""
+"""The README's code runs as written (`paperplug.testing.ReadmeContract`)."""
 
 from pathlib import Path
 
-from paperplug.testing import readme_python_blocks
-
-BLOCKS = readme_python_blocks(Path(__file__).parents[1] / "README.md")
+from paperplug.testing import ReadmeContract
 
 
-def test_readme_blocks_run_in_order(tmp_path, monkeypatch):
-    assert BLOCKS
-    monkeypatch.chdir(tmp_path)
-    for i, block in enumerate(BLOCKS):
-        exec(compile(block, f"README.md block {i + 1}", "exec"), {})
+class TestReadme(ReadmeContract):
+    readme = Path(__file__).parents[1] / "README.md"
+    blocks = 3
