@@ -1,0 +1,117 @@
+"""Model plumbing shared by the stages: the named latent layer, weights as arrays, one client's
+local SGD (optionally FedProx's proximal term) and its accuracy.
+
+Any torch module works; FLUX reads the latents z at the layer the caller names (§3.1: the
+penultimate representation of the global model).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def check_latent_layer(model: nn.Module, latent_layer: str) -> nn.Module:
+    """The submodule named `latent_layer`, or a ValueError listing the names there are."""
+    if not isinstance(latent_layer, str) or not latent_layer:
+        raise TypeError("latent_layer must be the name of a submodule, e.g. 'hidden'")
+    names = dict(model.named_modules())
+    if latent_layer not in names or latent_layer == "":
+        raise ValueError(
+            f"latent_layer {latent_layer!r} is not a submodule; there are {sorted(n for n in names if n)}"
+        )
+    return names[latent_layer]
+
+
+@torch.no_grad()
+def latents(
+    model: nn.Module, latent_layer: str, x: torch.Tensor, batch_size: int = 512
+) -> torch.Tensor:
+    """The flattened output of `latent_layer` for every row of x (model in eval mode)."""
+    layer = check_latent_layer(model, latent_layer)
+    out: list[torch.Tensor] = []
+    handle = layer.register_forward_hook(lambda _m, _i, o: out.append(o.detach().flatten(1)))
+    was_training = model.training
+    model.eval()
+    try:
+        for start in range(0, len(x), batch_size):
+            model(x[start : start + batch_size])
+    finally:
+        handle.remove()
+        model.train(was_training)
+    return torch.cat(out).float()
+
+
+def get_weights(model: nn.Module) -> OrderedDict[str, np.ndarray]:
+    """The state dict as numpy copies (what travels in an ArrayRecord)."""
+    return OrderedDict((k, v.detach().cpu().numpy().copy()) for k, v in model.state_dict().items())
+
+
+def set_weights(model: nn.Module, weights: dict[str, np.ndarray]) -> nn.Module:
+    """Load numpy weights into the model, strictly (same keys and shapes)."""
+    model.load_state_dict(
+        OrderedDict((k, torch.as_tensor(np.asarray(v))) for k, v in weights.items()), strict=True
+    )
+    return model
+
+
+def local_train(
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    epochs: int,
+    lr: float,
+    momentum: float,
+    batch_size: int,
+    generator: torch.Generator,
+    proximal_mu: float = 0.0,
+) -> float:
+    """Local SGD on one client (the paper's client update, §4: SGD with momentum, cross-entropy).
+
+    With `proximal_mu > 0` the loss adds (mu/2)·||w - w_global||² (FedProx's client side).
+    Returns the mean training loss of the last epoch."""
+    anchor = [p.detach().clone() for p in model.parameters()] if proximal_mu > 0 else None
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    loss_fn = nn.CrossEntropyLoss()
+    model.train()
+    last = 0.0
+    for _ in range(epochs):
+        order = torch.randperm(len(x), generator=generator)
+        total, seen = 0.0, 0
+        for start in range(0, len(x), batch_size):
+            idx = order[start : start + batch_size]
+            opt.zero_grad()
+            loss = loss_fn(model(x[idx]), y[idx])
+            if anchor is not None:
+                prox = sum(
+                    ((p - a) ** 2).sum() for p, a in zip(model.parameters(), anchor, strict=True)
+                )
+                loss = loss + 0.5 * proximal_mu * prox
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(idx)
+            seen += len(idx)
+        last = total / seen
+    return last
+
+
+@torch.no_grad()
+def predict_labels(model: nn.Module, x: torch.Tensor, batch_size: int = 512) -> torch.Tensor:
+    """Argmax class of every row (model in eval mode)."""
+    was_training = model.training
+    model.eval()
+    try:
+        return torch.cat(
+            [model(x[s : s + batch_size]).argmax(1) for s in range(0, len(x), batch_size)]
+        )
+    finally:
+        model.train(was_training)
+
+
+def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
+    """Fraction of rows classified correctly."""
+    return float((predict_labels(model, x) == y).float().mean())

@@ -1,0 +1,333 @@
+"""FLUX as a Flower Strategy on the Message API, and IFCA (K given) beside it.
+
+`FluxStrategy` runs the paper's server loop: FedAvg warm-up (stage 1) until the federated
+accuracy plateaus, one `query.describe` round trip for the descriptors (stage 2), clustering
+(stage 3), then per-cluster FedAvg where every node trains and is evaluated on its own
+cluster's model (stage 4). It talks to nodes through any Flower Grid, so the in-process
+`LocalGrid`, the simulation engine (Ray) and a deployment all run the same code.
+
+Every node takes part in every round, in node-id order (the official code assumes full
+participation; Flower's own sampling draws from Python's global `random`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from flwr.app import (
+    Array,
+    ArrayRecord,
+    ConfigRecord,
+    Message,
+    MessageType,
+    MetricRecord,
+    RecordDict,
+)
+from flwr.serverapp import Grid
+from flwr.serverapp.strategy import FedAvg, Result
+from flwr.serverapp.strategy.strategy_utils import aggregate_arrayrecords, aggregate_metricrecords
+
+from paperplug_flux.aggregation import cluster_fedavg
+from paperplug_flux.clustering import Clustering, cluster_clients
+from paperplug_flux.descriptors import descriptor_size
+from paperplug_flux.warmup import warmup_finished
+
+WEIGHT_KEY = "num-examples"
+
+
+def raise_on_errors(replies: Iterable[Message], what: str) -> list[Message]:
+    """The replies, or a RuntimeError naming the first node that failed and its error: a
+    client that raises fails the run instead of being averaged away or waited for."""
+    replies = list(replies)
+    for msg in replies:
+        if msg.has_error():
+            raise RuntimeError(
+                f"{what}: node {msg.metadata.src_node_id} failed: {msg.error.reason}"
+            )
+    return replies
+
+
+def _message(content: RecordDict, kind: str, node: int, server_round: int) -> Message:
+    return Message(content=content, message_type=kind, dst_node_id=node, group_id=str(server_round))
+
+
+class FluxStrategy(FedAvg):
+    """The FLUX server. Fitted state after `start`: `phase`, `clustering_` (labels per client
+    in partition order, centroids, scaler, eps), `labels_`, `descriptors_`, `global_arrays`
+    (the warm-up model the descriptors and unseen clients use), `cluster_arrays` and
+    `history` (one dict per round: phase, federated accuracy, number of clusters).
+
+    `clusters` (one label per partition) replaces stages 2-3 with a given clustering: the
+    oracle baseline."""
+
+    def __init__(
+        self,
+        *,
+        n_classes: int,
+        max_warmup_rounds: int | None = None,
+        plateau_tol: float = 0.05,
+        min_samples: int = 2,
+        eps_curve: str = "mst",
+        min_knee: float = 0.5,
+        min_clients_for_knee: int = 8,
+        noise_scale: float = 0.0,
+        n_components: int | None = None,
+        projection_seed: int = 1,
+        max_latent: float = 1.0,
+        clusters: Sequence[int] | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(min_train_nodes=1, min_evaluate_nodes=1, min_available_nodes=1)
+        if not isinstance(n_classes, int) or n_classes < 2:
+            raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
+        if max_warmup_rounds is not None and max_warmup_rounds < 1:
+            raise ValueError(f"max_warmup_rounds must be >= 1, got {max_warmup_rounds}")
+        if noise_scale < 0:
+            raise ValueError(f"noise_scale must be >= 0, got {noise_scale}")
+        self.n_classes = n_classes
+        self.max_warmup_rounds = max_warmup_rounds
+        self.plateau_tol = plateau_tol
+        self.min_samples = min_samples
+        self.eps_curve = eps_curve
+        self.min_knee = min_knee
+        self.min_clients_for_knee = min_clients_for_knee
+        self.noise_scale = noise_scale
+        self.n_components = n_components or n_classes
+        self.projection_seed = projection_seed
+        self.max_latent = max_latent
+        self.oracle = None if clusters is None else np.asarray(clusters, dtype=np.int64)
+        self.seed = seed
+        self.phase = "warmup"
+        self.history: list[dict] = []
+        self._warmup_acc: list[float] = []
+        self._warmup_over = False
+        self._num_rounds = 0
+        self.global_arrays: ArrayRecord | None = None
+        self.cluster_arrays: dict[int, ArrayRecord] = {}
+        self.node_cluster: dict[int, int] = {}
+        self.node_partition: dict[int, int] = {}
+        self.clustering_: Clustering | None = None
+        self.labels_: np.ndarray | None = None
+        self.descriptors_: np.ndarray | None = None
+        self.clustered_at: int | None = None
+
+    def summary(self) -> None:  # Flower logs a summary at start; ours is the history
+        return None
+
+    def start(self, grid: Grid, initial_arrays: ArrayRecord, num_rounds: int = 3, **kw) -> Result:  # type: ignore[override]
+        self._num_rounds = num_rounds
+        self.global_arrays = initial_arrays
+        return super().start(grid, initial_arrays, num_rounds=num_rounds, **kw)
+
+    # stage 2 + 3: one describe round trip, then the clustering
+    def _describe_and_cluster(self, server_round: int, grid: Grid) -> None:
+        nodes = sorted(grid.get_node_ids())
+        config = ConfigRecord(
+            {
+                "n-components": self.n_components,
+                "projection-seed": self.projection_seed,
+                "max-latent": self.max_latent,
+                "noise-scale": self.noise_scale,
+                "seed": self.seed,
+            }
+        )
+        content = RecordDict({"arrays": self.global_arrays, "config": config})
+        replies = raise_on_errors(
+            grid.send_and_receive(
+                [_message(content, f"{MessageType.QUERY}.describe", n, server_round) for n in nodes]
+            ),
+            "describe",
+        )
+        by_node = {m.metadata.src_node_id: m.content for m in replies}
+        if set(by_node) != set(nodes):
+            raise RuntimeError(
+                f"describe: replies from {sorted(by_node)}, expected every node {nodes}"
+            )
+        order = sorted(nodes, key=lambda n: int(by_node[n]["metrics"]["partition-id"]))
+        self.node_partition = {n: int(by_node[n]["metrics"]["partition-id"]) for n in nodes}
+        desc = np.array([by_node[n]["descriptor"]["values"] for n in order], dtype=np.float64)
+        marginal = descriptor_size(self.n_classes, self.n_components, labelled=False)
+        if desc.shape[1] != descriptor_size(self.n_classes, self.n_components):
+            raise RuntimeError(
+                f"descriptors of {desc.shape[1]} floats; expected {descriptor_size(self.n_classes, self.n_components)}"
+            )
+        clustering = cluster_clients(
+            desc,
+            marginal,
+            min_samples=self.min_samples,
+            eps_curve=self.eps_curve,
+            min_knee=self.min_knee,
+            min_clients_for_knee=self.min_clients_for_knee,
+            seed=self.seed,
+        )
+        if self.oracle is not None:
+            if len(self.oracle) != len(order):
+                raise ValueError(f"clusters has {len(self.oracle)} labels for {len(order)} clients")
+            scaled = clustering.scaler.transform(desc)
+            labels = self.oracle
+            centroids = np.stack(
+                [scaled[labels == k].mean(axis=0) for k in range(int(labels.max()) + 1)]
+            )
+            clustering = Clustering(
+                labels=labels,
+                centroids=centroids,
+                scaler=clustering.scaler,
+                eps=None,
+                method="oracle",
+            )
+        self.clustering_, self.labels_, self.descriptors_ = clustering, clustering.labels, desc
+        self.node_cluster = {n: int(clustering.labels[i]) for i, n in enumerate(order)}
+        self.cluster_arrays = {k: self.global_arrays for k in range(clustering.n_clusters)}
+        self.phase, self.clustered_at = "clustered", server_round
+
+    def _model_of(self, node: int, arrays: ArrayRecord) -> ArrayRecord:
+        return self.cluster_arrays[self.node_cluster[node]] if self.phase == "clustered" else arrays
+
+    def configure_train(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
+        if self.phase == "warmup" and self._warmup_over:
+            self._describe_and_cluster(server_round, grid)
+        cfg = ConfigRecord(dict(config))
+        cfg["server-round"], cfg["seed"] = server_round, self.seed
+        return [
+            _message(
+                RecordDict({"arrays": self._model_of(n, arrays), "config": cfg}),
+                MessageType.TRAIN,
+                n,
+                server_round,
+            )
+            for n in sorted(grid.get_node_ids())
+        ]
+
+    def aggregate_train(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        replies = sorted(raise_on_errors(replies, "train"), key=lambda m: m.metadata.src_node_id)
+        if not replies:
+            return None, None
+        contents = [m.content for m in replies]
+        metrics = aggregate_metricrecords(contents, WEIGHT_KEY)
+        if self.phase == "warmup":
+            self.global_arrays = aggregate_arrayrecords(contents, WEIGHT_KEY)
+            return self.global_arrays, metrics
+        updates = cluster_fedavg(
+            [{k: a.numpy() for k, a in m.content["arrays"].items()} for m in replies],
+            [float(m.content["metrics"][WEIGHT_KEY]) for m in replies],
+            [self.node_cluster[m.metadata.src_node_id] for m in replies],
+        )
+        for k, weights in updates.items():
+            self.cluster_arrays[k] = ArrayRecord({name: Array(w) for name, w in weights.items()})
+        return (
+            None,
+            metrics,
+        )  # the global warm-up model stays the one unseen clients are described under
+
+    def configure_evaluate(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
+        cfg = ConfigRecord(dict(config))
+        cfg["server-round"] = server_round
+        return [
+            _message(
+                RecordDict({"arrays": self._model_of(n, arrays), "config": cfg}),
+                MessageType.EVALUATE,
+                n,
+                server_round,
+            )
+            for n in sorted(grid.get_node_ids())
+        ]
+
+    def aggregate_evaluate(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> MetricRecord | None:
+        replies = raise_on_errors(replies, "evaluate")
+        if not replies:
+            return None
+        metrics = aggregate_metricrecords([m.content for m in replies], WEIGHT_KEY)
+        acc = float(metrics["accuracy"])
+        if self.phase == "warmup":
+            self._warmup_acc.append(acc)
+            cap = self.max_warmup_rounds or max(1, math.floor(0.8 * self._num_rounds))
+            self._warmup_over = warmup_finished(
+                self._warmup_acc, max_rounds=cap, tol=self.plateau_tol
+            )
+        n_clusters = self.clustering_.n_clusters if self.clustering_ is not None else 1
+        self.history.append(
+            {"round": server_round, "phase": self.phase, "accuracy": acc, "clusters": n_clusters}
+        )
+        return metrics
+
+
+class IfcaStrategy(FedAvg):
+    """IFCA (Ghosh et al., NeurIPS 2020), K given: every round each node receives all K
+    cluster models, trains the one of least loss on its data and the server averages per
+    chosen cluster. `node_cluster` holds each node's last choice."""
+
+    def __init__(self, initial_models: Sequence[ArrayRecord], *, seed: int = 0) -> None:
+        super().__init__(min_train_nodes=1, min_evaluate_nodes=1, min_available_nodes=1)
+        if len(initial_models) < 1:
+            raise ValueError("IFCA needs at least one initial cluster model")
+        self.cluster_arrays = dict(enumerate(initial_models))
+        self.node_cluster: dict[int, int] = {}
+        self.seed = seed
+        self.history: list[dict] = []
+
+    def summary(self) -> None:
+        return None
+
+    def configure_train(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
+        cfg = ConfigRecord(dict(config))
+        cfg["server-round"], cfg["seed"] = server_round, self.seed
+        records = {f"cluster-{k}": a for k, a in self.cluster_arrays.items()}
+        return [
+            _message(RecordDict({**records, "config": cfg}), MessageType.TRAIN, n, server_round)
+            for n in sorted(grid.get_node_ids())
+        ]
+
+    def aggregate_train(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        replies = sorted(raise_on_errors(replies, "train"), key=lambda m: m.metadata.src_node_id)
+        if not replies:
+            return None, None
+        self.node_cluster = {
+            m.metadata.src_node_id: int(m.content["metrics"]["cluster"]) for m in replies
+        }
+        for k in sorted(self.cluster_arrays):
+            group = [m.content for m in replies if self.node_cluster[m.metadata.src_node_id] == k]
+            if group:
+                self.cluster_arrays[k] = aggregate_arrayrecords(group, WEIGHT_KEY)
+        return None, aggregate_metricrecords([m.content for m in replies], WEIGHT_KEY)
+
+    def configure_evaluate(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
+        return [
+            _message(
+                RecordDict(
+                    {
+                        "arrays": self.cluster_arrays[self.node_cluster[n]],
+                        "config": ConfigRecord(dict(config)),
+                    }
+                ),
+                MessageType.EVALUATE,
+                n,
+                server_round,
+            )
+            for n in sorted(grid.get_node_ids())
+        ]
+
+    def aggregate_evaluate(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> MetricRecord | None:
+        replies = raise_on_errors(replies, "evaluate")
+        if not replies:
+            return None
+        metrics = aggregate_metricrecords([m.content for m in replies], WEIGHT_KEY)
+        self.history.append({"round": server_round, "accuracy": float(metrics["accuracy"])})
+        return metrics
