@@ -12,14 +12,26 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 
-from paperplug.harness import single_thread, table
+from paperplug.harness import fmt_ci, single_thread, table
 
-KINDS = ("gauss", "sjlt", "grass", "logra", "factgrass")
+KINDS = (
+    "gauss",
+    "sjlt",
+    "grass",
+    "logra",
+    "factgrass",
+    "dattri logra",
+    "dattri factgrass",
+    "factors only",
+)
 WIDTHS = (256, 1024, 4096)
+SEEDS = (0, 1, 2, 3, 4)
 
 
 def one(kind: str, width: int, k: int, samples: int) -> dict:
     import time
+
+    import torch
 
     single_thread()
     from paperplug_grass.attributor import GradientFeatures
@@ -30,12 +42,73 @@ def one(kind: str, width: int, k: int, samples: int) -> dict:
     data = digits(0)
     model = mlp(0, width).eval()
     p = sum(q.numel() for q in model.parameters())
+    if kind == "factors only":  # the model pass every factored compressor needs: its floor
+        from paperplug_grass.gradients import linear_factors
+
+        X, y = torch.as_tensor(data.X[:samples]), torch.as_tensor(data.y[:samples])
+        start = time.process_time()
+        for i in range(0, samples, 16):
+            linear_factors(model, X[i : i + 16], y[i : i + 16])
+        seconds = time.process_time() - start
+        return {"p": p, "samples/s": samples / seconds, "peak MiB": peak_memory_mb()}
+    if kind.startswith("dattri "):
+        import dattri_adapter
+
+        seconds = dattri_adapter.compression_seconds(
+            kind.split()[1], model, data.X[:samples], data.y[:samples], k
+        )
+        return {"p": p, "samples/s": samples / seconds, "peak MiB": peak_memory_mb()}
     features = GradientFeatures(kind, k, batch_size=16)
     features(model, data.X[:16], data.y[:16])  # draws the projection; not timed
     start = time.process_time()
     features(model, data.X[:samples], data.y[:samples])
     seconds = time.process_time() - start
     return {"p": p, "samples/s": samples / seconds, "peak MiB": peak_memory_mb()}
+
+
+def memory_row(method: str, k: int) -> dict:
+    """One attribution at k on the embedded default's MLP in a fresh process: one checkpoint
+    trained here, features of the 1000 training points (timed: compression throughput), then
+    scores of the 200 validation + test points at one λ; the process's peak resident memory."""
+    import tempfile
+    import time
+
+    import numpy as np
+
+    single_thread()
+    from paperplug_grass.attributor import GradientFeatures, InfluenceAttributor
+    from paperplug_grass.embedded import digits, train
+
+    from paperplug.harness import peak_memory_mb
+
+    data = digits(0)
+    ck = train(data.X, data.y, seed=0)
+    Xq = np.concatenate([data.X_val, data.X_test])
+    yq = np.concatenate([data.y_val, data.y_test])
+    n = len(data.X)
+    cpu = time.process_time()
+    if method == "traker":
+        with tempfile.TemporaryDirectory() as tmp:
+            feat_seconds = traker_scores([ck], data, k, 10.0, f"{tmp}/trak")[2]
+    elif method.startswith("dattri "):
+        import dattri_adapter
+
+        kind = method.split()[1]
+        feat_seconds = dattri_adapter.compression_seconds(kind, ck, data.X, data.y, k, batch=100)
+        dattri_adapter.scores_per_damping(kind, [ck], data, k, (1e-3,))
+    else:
+        kind = method.split()[1]
+        features = GradientFeatures(kind, k)
+        features(ck, data.X[:16], data.y[:16])  # draws the projection; not timed
+        start = time.process_time()
+        features(ck, data.X, data.y)
+        feat_seconds = time.process_time() - start
+        InfluenceAttributor(kind, k, damping=1e-3).cache(ck, data.X, data.y).attribute(Xq, yq)
+    return {
+        "samples/s": n / feat_seconds,
+        "CPU s": time.process_time() - cpu,
+        "peak MiB": peak_memory_mb(),
+    }
 
 
 def feasible(kind: str, width: int, k: int) -> str | None:
@@ -46,6 +119,14 @@ def feasible(kind: str, width: int, k: int) -> str | None:
 
 
 PEER_LAMBDAS = (1e-1, 10.0, 1e3)
+MEMORY_METHODS = (
+    "traker",
+    "dattri logra",
+    "dattri factgrass",
+    "paperplug gauss",
+    "paperplug logra",
+    "paperplug factgrass",
+)
 
 
 def _batches(X, y, size=100):
@@ -55,8 +136,11 @@ def _batches(X, y, size=100):
         yield torch.as_tensor(X[i : i + size]), torch.as_tensor(y[i : i + size], dtype=torch.long)
 
 
-def traker_scores(ckpts, data, k: int, lam: float, workdir: str) -> tuple[object, float]:
-    """TRAK's scores for validation + test points (n_train, n_val + n_test), and its CPU time."""
+def traker_scores(
+    ckpts, data, k: int, lam: float, workdir: str, seed: int = 0
+) -> tuple[object, float, float]:
+    """TRAK's scores for validation + test points (n_train, n_val + n_test), its CPU time, and
+    the CPU time of featurizing the training points (one pass per checkpoint)."""
     import copy
     import logging
     import time
@@ -70,7 +154,7 @@ def traker_scores(ckpts, data, k: int, lam: float, workdir: str) -> tuple[object
     projector = BasicProjector(
         grad_dim=p,
         proj_dim=k,
-        seed=0,
+        seed=seed,
         proj_type=ProjectionType.rademacher,
         device="cpu",
         max_batch_size=32,
@@ -93,6 +177,7 @@ def traker_scores(ckpts, data, k: int, lam: float, workdir: str) -> tuple[object
         traker.load_checkpoint(ck.state_dict(), model_id=i)
         for x, y in _batches(data.X, data.y):
             traker.featurize(batch=(x, y), num_samples=len(x))
+    featurize = time.process_time() - start
     traker.finalize_features()
     Xq = np.concatenate([data.X_val, data.X_test])
     yq = np.concatenate([data.y_val, data.y_test])
@@ -103,13 +188,36 @@ def traker_scores(ckpts, data, k: int, lam: float, workdir: str) -> tuple[object
         for x, y in _batches(Xq, yq):
             traker.score(batch=(x, y), num_samples=len(x))
     scores = np.asarray(traker.finalize_scores(exp_name="q"))
-    return scores, time.process_time() - start
+    return scores, time.process_time() - start, featurize
 
 
-def lds_beside_traker(ks=(256, 1024), checkpoints: int = 2, models: int = 100) -> list[list]:
+OURS = (  # (kind, preconditioner); "auto" is block for LoGra / FactGraSS, full otherwise
+    ("gauss", "auto"),
+    ("grass", "auto"),
+    ("logra", "auto"),
+    ("factgrass", "auto"),
+    ("logra", "full"),
+    ("factgrass", "full"),
+)
+PEERS = ("ours", "dattri", "traker")
+
+
+def lds_beside_peers(
+    ks=(256, 1024),
+    seeds=SEEDS,
+    traker_seeds=SEEDS,
+    peers=PEERS,
+    checkpoints: int = 2,
+    models: int = 100,
+) -> tuple[list[list], list[list]]:
+    """Test LDS at equal k of traker, dattri's LoGra / FactGraSS (through `dattri_adapter`) and
+    our attributor, each projection seed its own run with λ chosen on the validation points:
+    (summary rows, per-seed rows)."""
     import tempfile
+    from collections import Counter
 
-    from paperplug_grass.attributor import InfluenceAttributor
+    import dattri_adapter
+    from paperplug_grass.attributor import DAMPING_GRID, InfluenceAttributor
     from paperplug_grass.datamodeling import lds
     from paperplug_grass.embedded import digits, ground_truth, train
 
@@ -118,69 +226,129 @@ def lds_beside_traker(ks=(256, 1024), checkpoints: int = 2, models: int = 100) -
     ckpts = [train(data.X, data.y, seed=s) for s in range(checkpoints)]
     subsets, val, test = ground_truth(data, n_models=models)
     nv = len(data.X_val)
-    rows = []
+
+    def best(scores_by_lam: dict) -> tuple[float, float]:
+        """(test LDS, λ) at the λ with the best validation LDS (ties: the smaller λ)."""
+        vals = {lam: lds(s[:, :nv], subsets, val)[0] for lam, s in scores_by_lam.items()}
+        lam = max(vals, key=lambda v: (vals[v], -v))
+        return lds(scores_by_lam[lam][:, nv:], subsets, test)[0], lam
+
+    per_seed = []  # ours and dattri first, traker (the slowest) last
     for k in ks:
-        best = None
-        for lam in PEER_LAMBDAS:
-            with tempfile.TemporaryDirectory() as tmp:
-                scores, seconds = traker_scores(ckpts, data, k, lam, f"{tmp}/trak")
-            v = lds(scores[:, :nv], subsets, val)[0]
-            if best is None or v > best[0]:
-                best = (v, lds(scores[:, nv:], subsets, test)[0], lam, seconds)
-        rows.append([k, "traker (Rademacher JL)", best[1], best[2], best[3]])
-        for kind in ("gauss", "grass", "factgrass"):
-            a = InfluenceAttributor(kind, k).cache(ckpts, data.X, data.y)
-            lam = a.choose_damping(data.X_val, data.y_val, subsets, val)  # 10^-7 ... 10^2
-            rows.append(
+        for kind in ("logra", "factgrass") if "dattri" in peers else ():
+            for seed in seeds:
+                runs, cpu = dattri_adapter.scores_per_damping(
+                    kind, ckpts, data, k, DAMPING_GRID, seed
+                )
+                per_seed.append([k, f"dattri {kind}", seed, *best(runs), cpu])
+                print(per_seed[-1], flush=True)
+        for kind, pre in OURS if "ours" in peers else ():
+            for seed in seeds:
+                a = InfluenceAttributor(kind, k, seed=seed, preconditioner=pre)
+                a.cache(ckpts, data.X, data.y)
+                lam = a.choose_damping(data.X_val, data.y_val, subsets, val)  # 10^-7 ... 10^2
+                score = lds(a.attribute(data.X_test, data.y_test), subsets, test)[0]
+                name = f"paperplug {kind}, {a.preconditioner} eFIM"
+                per_seed.append([k, name, seed, score, lam, a.compression_seconds])
+                print(per_seed[-1], flush=True)
+    for k in ks:
+        for seed in traker_seeds if "traker" in peers else ():
+            runs, cpu = {}, 0.0
+            for lam in PEER_LAMBDAS:
+                with tempfile.TemporaryDirectory() as tmp:
+                    runs[lam], seconds, _ = traker_scores(ckpts, data, k, lam, f"{tmp}/t", seed)
+                cpu += seconds
+            per_seed.append([k, "traker (Rademacher JL)", seed, *best(runs), cpu])
+            print(per_seed[-1], flush=True)
+    summary = []
+    for k in ks:
+        methods = dict.fromkeys(r[1] for r in per_seed if r[0] == k)  # first-seen order
+        for method in methods:
+            rows = [r for r in per_seed if r[0] == k and r[1] == method]
+            lams = Counter(f"{r[4]:g}" for r in rows).most_common()
+            summary.append(
                 [
                     k,
-                    f"paperplug {kind}",
-                    lds(a.attribute(data.X_test, data.y_test), subsets, test)[0],
-                    lam,
-                    a.compression_seconds,
+                    method,
+                    len(rows),
+                    fmt_ci([r[3] for r in rows]),
+                    ", ".join(f"{lam} ×{n}" for lam, n in lams),
+                    sum(r[5] for r in rows) / len(rows),
                 ]
             )
-    return rows
+    return summary, per_seed
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--samples", type=int, default=64)
     parser.add_argument("--k", type=int, default=1024)
-    parser.add_argument("--skip-peer", action="store_true")
     parser.add_argument("--skip-widths", action="store_true")
+    parser.add_argument("--kinds", nargs="+", default=KINDS, help="width-sweep rows")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--skip-peer", action="store_true")
+    parser.add_argument("--seeds", type=int, default=len(SEEDS), help="projection seeds")
+    parser.add_argument("--traker-seeds", type=int, default=len(SEEDS))
+    parser.add_argument("--peers", nargs="+", default=PEERS, choices=PEERS)
     args = parser.parse_args()
-    rows = []
     ctx = mp.get_context("spawn")
+
+    def fresh(fn, *a) -> dict:
+        # the parent stays small (no torch imported) until the peer run below: a spawned
+        # process inherits its parent's peak resident memory figure
+        with ctx.Pool(1) as pool:
+            return pool.apply(fn, a)
+
+    rows = []
     for width in () if args.skip_widths else WIDTHS:
-        for kind in KINDS:
+        for kind in args.kinds:
             reason = feasible(kind, width, args.k)
             if reason:
                 rows.append([width, kind, None, None, None, reason])
                 continue
-            with ctx.Pool(1) as pool:
-                r = pool.apply(one, (kind, width, args.k, args.samples))
+            r = fresh(one, kind, width, args.k, args.samples)
             rows.append([width, kind, r["p"], r["samples/s"], r["peak MiB"], ""])
-    print(
-        f"per-sample gradient compression to k = {args.k}, {args.samples} samples, batch 16, "
-        "one thread, CPU time; each row a fresh process"
-    )
-    print(
-        table(
-            rows,
-            ["width d", "compressor", "parameters p", "samples/s", "peak MiB", "note"],
-            digits=1,
-        )
-    )
-
-    # after the width rows: a spawned process inherits its parent's peak memory figure
-    if not args.skip_peer:
+            print(rows[-1], flush=True)
+    if rows:
         print(
-            "LDS on the digits MLP beside traker: 2 checkpoints, 100 subset models, projection "
-            f"seed 0, λ chosen on the validation points (traker from {PEER_LAMBDAS}, each λ a "
-            "full run; ours from 10^-7 ... 10^2)"
+            f"per-sample gradient compression to k = {args.k}, {args.samples} samples, batch 16, "
+            "one thread, CPU time; each row a fresh process"
         )
-        print(table(lds_beside_traker(), ["k", "method", "test LDS", "λ", "CPU s (features)"]))
+        print(
+            table(
+                rows,
+                ["width d", "compressor", "parameters p", "samples/s", "peak MiB", "note"],
+                digits=1,
+            ),
+            flush=True,
+        )
+
+    rows = []
+    for k in () if args.skip_memory else (256, 1024):
+        for method in MEMORY_METHODS:
+            r = fresh(memory_row, method, k)
+            rows.append([k, method, r["samples/s"], r["CPU s"], r["peak MiB"]])
+            print(rows[-1], flush=True)
+    if rows:
+        print(
+            "one attribution on the digits MLP (one checkpoint, 1000 training points, 200 query "
+            "points, one λ), each row a fresh process; samples/s: the training features, CPU time"
+        )
+        print(table(rows, ["k", "method", "samples/s", "CPU s (all)", "peak MiB"], digits=1))
+
+    if not args.skip_peer:
+        summary, per_seed = lds_beside_peers(
+            seeds=SEEDS[: args.seeds], traker_seeds=SEEDS[: args.traker_seeds], peers=args.peers
+        )
+        header = ["k", "method", "seed", "test LDS", "λ", "CPU s"]
+        print(table(per_seed, header), flush=True)
+        print(
+            "LDS on the digits MLP beside traker and dattri: 2 checkpoints, 100 subset models, "
+            f"λ chosen per seed on the validation points (traker from {PEER_LAMBDAS}, each λ a "
+            "full run; dattri's relative λ and ours from 10^-7 ... 10^2); mean ± 95% interval "
+            "over projection seeds; CPU s per seed (traker: all its λ runs; dattri: caching)"
+        )
+        print(table(summary, ["k", "method", "seeds", "test LDS", "λ chosen", "CPU s"]))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 from paperplug_grass import InfluenceAttributor, lds
-from paperplug_grass.embedded import digits, ground_truth, train
+from paperplug_grass.attributor import GradientFeatures
+from paperplug_grass.embedded import digits, ground_truth, mlp, train
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +70,31 @@ def test_bad_input_is_named(case):
         InfluenceAttributor("grass", 64, target="accuracy").cache(ckpts, data.X[:4], data.y[:4])
     with pytest.raises(ValueError, match="kind must be one of"):
         InfluenceAttributor("fjlt", 64).cache(ckpts, data.X[:4], data.y[:4])
+
+
+def test_block_preconditioner_is_one_relatively_damped_efim_per_layer():
+    data = digits(0)
+    model = mlp(0, 16)  # three linear layers: k = 30 gives each a block of 10 features
+    X, y, Xt, yt = data.X[:60], data.y[:60], data.X_test[:7], data.y_test[:7]
+    features = GradientFeatures("factgrass", 30)  # the attributor's projection (same seed)
+    phi, q = features(model, X, y), features(model, Xt, yt)
+
+    def brute(cols, relative):
+        a, b = phi[:, cols], q[:, cols]
+        F = a.T @ a / len(a)
+        lam = 0.1 * (torch.trace(F) / len(F) if relative else 1.0)
+        return a @ torch.linalg.solve(F + lam * torch.eye(len(F), dtype=F.dtype), b.T)
+
+    block = sum(brute(slice(10 * i, 10 * i + 10), True) for i in range(3))
+    full = brute(slice(0, 30), False)
+    for pre, expected in (("auto", block), ("block", block), ("full", full)):
+        a = InfluenceAttributor(
+            "factgrass", 30, damping=0.1, trak_weighting=False, preconditioner=pre
+        )
+        scores = a.cache(model, X, y).attribute(Xt, yt)
+        np.testing.assert_allclose(scores, expected.numpy(), rtol=1e-6, atol=1e-9)
+    assert InfluenceAttributor("gauss", 30).preconditioner == "full"
+    with pytest.raises(ValueError, match="preconditioner"):
+        InfluenceAttributor("gauss", 30, preconditioner="block")
+    with pytest.raises(ValueError, match="preconditioner"):
+        InfluenceAttributor("factgrass", 30, preconditioner="diag")

@@ -1,7 +1,12 @@
 """The influence attributor (paper §2): train features φ_i from a compressor (cached), the
 eFIM preconditioner F = Φᵀ Φ / n with damping λ (chosen on validation LDS, never 0 by
 default), scores τ(z, i) = φ_zᵀ (F + λI)⁻¹ φ_i, the TRAK-style variant (margin target,
-train points weighted by 1 − p_i), averaged over checkpoints."""
+train points weighted by 1 − p_i), averaged over checkpoints.
+
+For the factored compressors (LoGra, FactGraSS) the eFIM is block-diagonal, one block F_l
+per linear layer, each damped relative to its own scale, F_l + λ·(tr F_l / k_l) I: as the
+official code's block-projected attributor (shipped in dattri) does; with a full F the
+features of layers of very different scales share one λ."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from paperplug_grass.gradients import (
 )
 
 DAMPING_GRID = tuple(10.0**e for e in range(-7, 3))
+PRECONDITIONERS = ("auto", "full", "block")
 
 
 def _as_tensor(X: Any, dtype: torch.dtype) -> torch.Tensor:
@@ -103,7 +109,11 @@ class GradientFeatures:
 class InfluenceAttributor:
     """The Explainer component. `cache(checkpoints, X_train, y_train)`, then
     `attribute(X_test, y_test) → (n_train, n_test)` scores; `choose_damping(...)` picks λ on
-    validation points with subset-trained ground truth. `explain(...)` does all three."""
+    validation points with subset-trained ground truth. `explain(...)` does all three.
+
+    preconditioner: "full" (one F over all k features, λ absolute), "block" (one F_l per
+    linear layer, λ relative to its mean eigenvalue; factored kinds only) or "auto" (block for
+    LoGra / FactGraSS, as the official code, full for the rest)."""
 
     def __init__(
         self,
@@ -115,9 +125,18 @@ class InfluenceAttributor:
         target: str = "margin",
         damping: float | None = None,
         trak_weighting: bool = True,
+        preconditioner: str = "auto",
         layers: Sequence[str] | None = None,
         batch_size: int = 128,
     ) -> None:
+        if preconditioner not in PRECONDITIONERS:
+            raise ValueError(
+                f"preconditioner must be one of {PRECONDITIONERS}, got {preconditioner!r}"
+            )
+        if preconditioner == "block" and kind not in FACTORED:
+            raise ValueError(
+                f"preconditioner='block' needs a factored kind {FACTORED}, got {kind!r}"
+            )
         if damping is not None and not damping > 0:
             raise ValueError(
                 f"damping must be > 0 (λ = 0 is singular when k >= n), got {damping!r}"
@@ -125,6 +144,9 @@ class InfluenceAttributor:
         self.kind, self.k, self.blowup, self.seed, self.target = kind, k, blowup, seed, target
         self.damping, self.trak_weighting, self.layers = damping, trak_weighting, layers
         self.batch_size = batch_size
+        self.preconditioner = preconditioner
+        if preconditioner == "auto":
+            self.preconditioner = "block" if kind in FACTORED else "full"
 
     def cache(
         self, checkpoints: nn.Module | Sequence[nn.Module], X: Any, y: Any
@@ -159,9 +181,18 @@ class InfluenceAttributor:
                         -1, _as_tensor(y, torch.long).view(-1, 1)
                     )
                 weight = (1 - p.squeeze(-1)).double()
-            vals, vecs = torch.linalg.eigh(phi.T @ phi / len(phi))
-            # kept in F's eigenbasis: each λ then costs one (n, k) × (k, m) product
-            self.train_.append((phi @ vecs, weight, vals.clamp_min(0), vecs))
+            sizes = feats.compressor.blocks if self.preconditioner == "block" else [phi.shape[1]]
+            blocks, start = [], 0
+            for size in sizes:
+                part = phi[:, start : start + size]
+                vals, vecs = torch.linalg.eigh(part.T @ part / len(part))
+                vals = vals.clamp_min(0)
+                # λ's unit: 1 for the full F, the block's mean eigenvalue tr(F_l)/k_l per block
+                unit = vals.mean().clamp_min(1e-30) if self.preconditioner == "block" else 1.0
+                # kept in F's eigenbasis: each λ then costs one (n, k) × (k, m) product
+                blocks.append((slice(start, start + size), part @ vecs, vals, vecs, unit))
+                start += size
+            self.train_.append((blocks, weight))
         return self
 
     @property
@@ -179,8 +210,11 @@ class InfluenceAttributor:
         if not lam > 0:
             raise ValueError(f"damping must be > 0, got {lam!r}")
         total = None
-        for test, (rotated, weight, vals, vecs) in zip(tests, self.train_, strict=True):
-            scores = ((rotated / (vals + lam)) @ (test @ vecs).T) * weight.view(-1, 1)
+        for test, (blocks, weight) in zip(tests, self.train_, strict=True):
+            scores = sum(
+                (rotated / (vals + lam * unit)) @ (test[:, cols] @ vecs).T
+                for cols, rotated, vals, vecs, unit in blocks
+            ) * weight.view(-1, 1)
             total = scores if total is None else total + scores
         return (total / len(tests)).numpy()
 
@@ -217,5 +251,10 @@ class InfluenceAttributor:
         return Explanation(
             self.attribute(X_te, y_te),
             kind="data",
-            meta={"kind": self.kind, "k": self.k, "damping": self.damping},
+            meta={
+                "kind": self.kind,
+                "k": self.k,
+                "damping": self.damping,
+                "preconditioner": self.preconditioner,
+            },
         )

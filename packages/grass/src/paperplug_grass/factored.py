@@ -63,6 +63,13 @@ class FactoredCompressor:
         self.shapes = list(shapes)
         return self
 
+    @property
+    def blocks(self) -> list[int]:
+        """The number of features of each layer, in output order (each layer's block)."""
+        if not hasattr(self, "layers"):
+            raise RuntimeError("call fit(shapes) before blocks")
+        return [_split(self.k, len(self.layers))] * len(self.layers)
+
     def compress(self, factors: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
         if not hasattr(self, "layers"):
             raise RuntimeError("call fit(shapes) before compress")
