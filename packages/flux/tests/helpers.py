@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from paperplug_flux.embedded import load_clients
 
 SMALL = {"n_train": 100, "n_test": 30, "n_unseen": 40}
@@ -17,7 +16,14 @@ def small_split(shift: str, seed: int):
 
 def tiny_clients(n_clients: int = 4, n: int = 24, seed: int = 0):
     """A few tiny digits clients (for the contract and input checks)."""
-    split = load_clients("P(X)", seed, clients_per_cluster=max(1, n_clients // 3 + 1), n_train=n, n_test=8, n_unseen=8)
+    split = load_clients(
+        "P(X)",
+        seed,
+        clients_per_cluster=max(1, n_clients // 3 + 1),
+        n_train=n,
+        n_test=8,
+        n_unseen=8,
+    )
     return split.train[:n_clients], split.test[:n_clients]
 
 

@@ -2,9 +2,9 @@
 
 import pytest
 from helpers import tiny_clients
+from paperplug_flux.embedded import LATENT_LAYER, make_mlp
 
 from paperplug.testing import TrainerContract
-from paperplug_flux.embedded import LATENT_LAYER, make_mlp
 
 
 class TestContract(TrainerContract):
@@ -28,7 +28,13 @@ def test_fitted_attributes_after_contract_fit():
 
     train, test = tiny_clients(4)
     flux = paperplug.load(
-        "trainer", "flux", model_fn=make_mlp, latent_layer=LATENT_LAYER, n_classes=10, rounds=3, max_warmup_rounds=1
+        "trainer",
+        "flux",
+        model_fn=make_mlp,
+        latent_layer=LATENT_LAYER,
+        n_classes=10,
+        rounds=3,
+        max_warmup_rounds=1,
     ).fit(train, test)
     # warm-up of 1 round, clustering before round 2, 3 rounds recorded
     assert [h["phase"] for h in flux.history_] == ["warmup", "clustered", "clustered"]

@@ -3,9 +3,13 @@
 import numpy as np
 import pytest
 import torch
+from paperplug_flux import (
+    client_descriptor,
+    data_free_projection,
+    descriptor_size,
+    wasserstein2_diagonal,
+)
 from scipy.linalg import sqrtm
-
-from paperplug_flux import client_descriptor, data_free_projection, descriptor_size, wasserstein2_diagonal
 
 
 def gaussian_w2(m1, c1, m2, c2):
@@ -50,7 +54,9 @@ def test_projection_is_data_free_shared_and_orthonormal():
     z = np.random.default_rng(3).uniform(0, 1, (5, 64))
     c = data_free_projection(64, 10, max_latent=2.0)
     np.testing.assert_allclose(np.abs(c.components), np.abs(a.components), atol=1e-9)
-    np.testing.assert_allclose(np.abs(np.diff(c(z), axis=0)), np.abs(np.diff(a(z), axis=0)), atol=1e-9)
+    np.testing.assert_allclose(
+        np.abs(np.diff(c(z), axis=0)), np.abs(np.diff(a(z), axis=0)), atol=1e-9
+    )
 
 
 def test_laplace_noise_is_seeded_and_centred():
@@ -61,7 +67,12 @@ def test_laplace_noise_is_seeded_and_centred():
     n2 = client_descriptor(z, None, proj, 2, noise_scale=0.1, rng=np.random.default_rng(5))
     np.testing.assert_array_equal(n1, n2)
     assert not np.allclose(n1, clean)
-    many = np.stack([client_descriptor(z, None, proj, 2, noise_scale=0.1, rng=np.random.default_rng(s)) for s in range(400)])
+    many = np.stack(
+        [
+            client_descriptor(z, None, proj, 2, noise_scale=0.1, rng=np.random.default_rng(s))
+            for s in range(400)
+        ]
+    )
     assert np.abs(many.mean(0) - clean).max() < 0.03  # Laplace(0, 0.1): sd of the mean 0.007
     with pytest.raises(ValueError, match="rng"):
         client_descriptor(z, None, proj, 2, noise_scale=0.1)
@@ -69,7 +80,10 @@ def test_laplace_noise_is_seeded_and_centred():
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"latent_dim": 0, "n_components": 1}, "latent_dim"), ({"latent_dim": 4, "n_components": 5}, "n_components")],
+    [
+        ({"latent_dim": 0, "n_components": 1}, "latent_dim"),
+        ({"latent_dim": 4, "n_components": 5}, "n_components"),
+    ],
 )
 def test_projection_rejects_bad_sizes(kwargs, match):
     with pytest.raises(ValueError, match=match):

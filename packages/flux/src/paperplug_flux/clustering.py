@@ -24,7 +24,6 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse.csgraph import minimum_spanning_tree
 from scipy.spatial.distance import cdist
 from sklearn.cluster import DBSCAN, KMeans
 from sklearn.metrics import silhouette_score
@@ -97,16 +96,25 @@ def spanning_tree_distances(points: np.ndarray) -> np.ndarray:
     if len(pts) < 2:
         raise ValueError("a spanning tree needs at least two points")
     dist = cdist(pts, pts)
-    tiny = np.finfo(np.float64).tiny  # scipy drops zero entries: keep coincident points joined
-    tree = minimum_spanning_tree(np.where(dist > 0, dist, tiny) - np.eye(len(pts)) * tiny).toarray()
-    edges = tree[tree > 0]
-    return np.sort(np.where(edges <= tiny, 0.0, edges))
+    # Prim's algorithm, O(n²): clients are few
+    in_tree = np.zeros(len(pts), dtype=bool)
+    in_tree[0] = True
+    reach = dist[0].copy()
+    edges = []
+    for _ in range(len(pts) - 1):
+        j = int(np.argmin(np.where(in_tree, np.inf, reach)))
+        edges.append(reach[j])
+        in_tree[j] = True
+        reach = np.minimum(reach, dist[j])
+    return np.sort(np.array(edges))
 
 
 def knee(sorted_distances: np.ndarray) -> tuple[float, float]:
     """(value at the knee, strength) of an increasing convex curve by Kneedle (Satopää et al.
-    2011): with both axes scaled to [0, 1], the point farthest below the chord, argmax(x - y);
-    the strength is that peak, max(x - y) in [0, 1) (0 for a straight or flat curve)."""
+    2011, as `kneed.KneeLocator(curve="convex", direction="increasing")`): with both axes
+    scaled to [0, 1], the point farthest below the chord, argmax(x - y); the strength is that
+    peak, in [0, 1) (0 for a flat or straight curve). One far outlier squeezes the other
+    jumps towards the chord, so the knee can slide past them (README, limits)."""
     d = np.asarray(sorted_distances, dtype=np.float64)
     if d.ndim != 1 or len(d) < 2 or np.any(np.diff(d) < 0):
         raise ValueError("sorted_distances must be an ascending 1-D array of at least two values")

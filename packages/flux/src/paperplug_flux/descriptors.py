@@ -11,6 +11,7 @@ Optional Laplace noise makes the descriptor differentially private (§3.4).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -37,6 +38,7 @@ class Projection:
         return (z.astype(np.float64) - self.mean) @ self.components.T
 
 
+@lru_cache(maxsize=32)
 def data_free_projection(
     latent_dim: int,
     n_components: int,
@@ -47,7 +49,7 @@ def data_free_projection(
 ) -> Projection:
     """PCA fitted on `n_points` points drawn U(0, max_latent)^latent_dim with a fixed seed: the
     same map on every client, learned from no client's data (the official code: 200 points,
-    seed 1, n_components = number of classes)."""
+    seed 1, n_components = number of classes). Cached: every client of a run asks for it."""
     for name, v in (
         ("latent_dim", latent_dim),
         ("n_components", n_components),

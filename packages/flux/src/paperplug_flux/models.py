@@ -58,6 +58,20 @@ def set_weights(model: nn.Module, weights: dict[str, np.ndarray]) -> nn.Module:
     return model
 
 
+@torch.no_grad()
+def _sgd_step(
+    params: list[torch.Tensor], velocity: list[torch.Tensor], lr: float, momentum: float
+) -> None:
+    """Heavy-ball SGD, as torch.optim.SGD(lr, momentum) without dampening or Nesterov:
+    v <- momentum·v + g; w <- w - lr·v. Written out because building a torch optimizer
+    imports torch._dynamo, several seconds on a small CPU, once per process."""
+    for p, v in zip(params, velocity, strict=True):
+        if p.grad is None:
+            continue
+        v.mul_(momentum).add_(p.grad)
+        p.sub_(lr * v)
+
+
 def local_train(
     model: nn.Module,
     x: torch.Tensor,
@@ -74,8 +88,9 @@ def local_train(
 
     With `proximal_mu > 0` the loss adds (mu/2)·||w - w_global||² (FedProx's client side).
     Returns the mean training loss of the last epoch."""
-    anchor = [p.detach().clone() for p in model.parameters()] if proximal_mu > 0 else None
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    params = [p for p in model.parameters() if p.requires_grad]
+    anchor = [p.detach().clone() for p in params] if proximal_mu > 0 else None
+    velocity = [torch.zeros_like(p) for p in params]
     loss_fn = nn.CrossEntropyLoss()
     model.train()
     last = 0.0
@@ -84,15 +99,13 @@ def local_train(
         total, seen = 0.0, 0
         for start in range(0, len(x), batch_size):
             idx = order[start : start + batch_size]
-            opt.zero_grad()
+            model.zero_grad(set_to_none=True)
             loss = loss_fn(model(x[idx]), y[idx])
             if anchor is not None:
-                prox = sum(
-                    ((p - a) ** 2).sum() for p, a in zip(model.parameters(), anchor, strict=True)
-                )
+                prox = sum(((p - a) ** 2).sum() for p, a in zip(params, anchor, strict=True))
                 loss = loss + 0.5 * proximal_mu * prox
             loss.backward()
-            opt.step()
+            _sgd_step(params, velocity, lr, momentum)
             total += float(loss.detach()) * len(idx)
             seen += len(idx)
         last = total / seen

@@ -13,6 +13,7 @@ participation; Flower's own sampling draws from Python's global `random`).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -49,6 +50,17 @@ def raise_on_errors(replies: Iterable[Message], what: str) -> list[Message]:
     return replies
 
 
+def wait_for_nodes(grid: Grid, count: int, timeout: float = 600.0) -> list[int]:
+    """The grid's node ids in order, once at least `count` are connected (a simulation or a
+    deployment registers its nodes after the ServerApp starts)."""
+    deadline = time.monotonic() + timeout
+    while len(nodes := sorted(grid.get_node_ids())) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{len(nodes)} of {count} nodes connected after {timeout:.0f} s")
+        time.sleep(0.1)
+    return nodes
+
+
 def _message(content: RecordDict, kind: str, node: int, server_round: int) -> Message:
     return Message(content=content, message_type=kind, dst_node_id=node, group_id=str(server_round))
 
@@ -60,7 +72,8 @@ class FluxStrategy(FedAvg):
     `history` (one dict per round: phase, federated accuracy, number of clusters).
 
     `clusters` (one label per partition) replaces stages 2-3 with a given clustering: the
-    oracle baseline."""
+    oracle baseline. Each round waits for `min_available_nodes` nodes; every connected node
+    takes part."""
 
     def __init__(
         self,
@@ -77,9 +90,12 @@ class FluxStrategy(FedAvg):
         projection_seed: int = 1,
         max_latent: float = 1.0,
         clusters: Sequence[int] | None = None,
+        min_available_nodes: int = 2,
         seed: int = 0,
     ) -> None:
-        super().__init__(min_train_nodes=1, min_evaluate_nodes=1, min_available_nodes=1)
+        super().__init__(
+            min_train_nodes=1, min_evaluate_nodes=1, min_available_nodes=min_available_nodes
+        )
         if not isinstance(n_classes, int) or n_classes < 2:
             raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
         if max_warmup_rounds is not None and max_warmup_rounds < 1:
@@ -123,7 +139,7 @@ class FluxStrategy(FedAvg):
 
     # stage 2 + 3: one describe round trip, then the clustering
     def _describe_and_cluster(self, server_round: int, grid: Grid) -> None:
-        nodes = sorted(grid.get_node_ids())
+        nodes = wait_for_nodes(grid, self.min_available_nodes)
         config = ConfigRecord(
             {
                 "n-components": self.n_components,
@@ -199,7 +215,7 @@ class FluxStrategy(FedAvg):
                 n,
                 server_round,
             )
-            for n in sorted(grid.get_node_ids())
+            for n in wait_for_nodes(grid, self.min_available_nodes)
         ]
 
     def aggregate_train(
@@ -237,7 +253,7 @@ class FluxStrategy(FedAvg):
                 n,
                 server_round,
             )
-            for n in sorted(grid.get_node_ids())
+            for n in wait_for_nodes(grid, self.min_available_nodes)
         ]
 
     def aggregate_evaluate(
@@ -266,8 +282,12 @@ class IfcaStrategy(FedAvg):
     cluster models, trains the one of least loss on its data and the server averages per
     chosen cluster. `node_cluster` holds each node's last choice."""
 
-    def __init__(self, initial_models: Sequence[ArrayRecord], *, seed: int = 0) -> None:
-        super().__init__(min_train_nodes=1, min_evaluate_nodes=1, min_available_nodes=1)
+    def __init__(
+        self, initial_models: Sequence[ArrayRecord], *, min_available_nodes: int = 2, seed: int = 0
+    ) -> None:
+        super().__init__(
+            min_train_nodes=1, min_evaluate_nodes=1, min_available_nodes=min_available_nodes
+        )
         if len(initial_models) < 1:
             raise ValueError("IFCA needs at least one initial cluster model")
         self.cluster_arrays = dict(enumerate(initial_models))
@@ -286,7 +306,7 @@ class IfcaStrategy(FedAvg):
         records = {f"cluster-{k}": a for k, a in self.cluster_arrays.items()}
         return [
             _message(RecordDict({**records, "config": cfg}), MessageType.TRAIN, n, server_round)
-            for n in sorted(grid.get_node_ids())
+            for n in wait_for_nodes(grid, self.min_available_nodes)
         ]
 
     def aggregate_train(
@@ -319,7 +339,7 @@ class IfcaStrategy(FedAvg):
                 n,
                 server_round,
             )
-            for n in sorted(grid.get_node_ids())
+            for n in wait_for_nodes(grid, self.min_available_nodes)
         ]
 
     def aggregate_evaluate(

@@ -1,0 +1,98 @@
+"""The Flower engine: the pinned internals the in-process grid touches, determinism, a client
+that raises, and one round under Flower's simulation engine (Ray) where ray is installed."""
+
+import importlib.util
+
+import flwr
+import numpy as np
+import pytest
+import torch
+from flwr.supercore.task_identity import TaskIdentity
+from helpers import LOCAL, assert_same_state, tiny_clients
+from paperplug_flux import FLUX, LocalGrid, make_client_app
+from paperplug_flux.data import federated_tensors
+from paperplug_flux.embedded import LATENT_LAYER, make_mlp
+
+
+def test_flower_is_the_pinned_minor_release_with_the_internals_the_grid_sets():
+    assert flwr.__version__.startswith("1.42."), (
+        "LocalGrid touches TaskIdentity: re-check it before moving the pin"
+    )
+    for name in ("run_id", "node_id", "task_id"):
+        assert isinstance(getattr(type(TaskIdentity), name), property)
+    app = make_client_app(
+        make_mlp,
+        federated_tensors(tiny_clients(2)[0], "t"),
+        None,
+        latent_layer=LATENT_LAYER,
+        n_classes=10,
+    )
+    saved = (TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id)
+    with LocalGrid(app, 2) as grid:
+        assert TaskIdentity.run_id == 1 and TaskIdentity.node_id == 0
+        assert list(grid.get_node_ids()) == [1, 2]
+    assert (TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id) == saved
+
+
+def _fit(seed):
+    train, test = tiny_clients(4, seed=3)
+    return FLUX(make_mlp, LATENT_LAYER, 10, rounds=3, max_warmup_rounds=1, seed=seed, **LOCAL).fit(
+        train, test
+    )
+
+
+def test_same_seed_same_run_under_the_in_process_grid():
+    a, b = _fit(0), _fit(0)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.descriptors_, b.descriptors_)
+    assert [h["accuracy"] for h in a.history_] == [h["accuracy"] for h in b.history_]
+    for k in a.cluster_models_:
+        assert_same_state(a.cluster_models_[k].state_dict(), b.cluster_models_[k].state_dict())
+    c = _fit(1)
+    assert not torch.equal(
+        c.global_model_.state_dict()["fc1.weight"], a.global_model_.state_dict()["fc1.weight"]
+    )
+
+
+class Boom(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = make_mlp()
+
+    def forward(self, x):
+        if self.training:
+            raise RuntimeError("boom: client data is corrupt")
+        return self.net(x)
+
+
+def test_a_client_that_raises_fails_the_run_with_its_error():
+    train, test = tiny_clients(4)
+    with pytest.raises(RuntimeError, match="boom: client data is corrupt"):
+        FLUX(Boom, "net.latent", 10, rounds=2, max_warmup_rounds=1).fit(train, test)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="ray not installed: pip install 'flwr[simulation]'",
+)
+def test_one_round_under_flowers_ray_simulation():
+    from paperplug_flux.simulation import simulate
+
+    train, test = tiny_clients(4)
+    strategy, _result = simulate(
+        make_mlp, LATENT_LAYER, 10, train, test, rounds=2, max_warmup_rounds=1, **LOCAL
+    )
+    assert strategy.labels_ is not None and len(strategy.labels_) == 4
+    assert [h["phase"] for h in strategy.history] == ["warmup", "clustered"]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="ray not installed: pip install 'flwr[simulation]'",
+)
+def test_under_ray_a_client_that_raises_fails_the_run_with_its_error():
+    from paperplug_flux.simulation import simulate
+
+    train, test = tiny_clients(4)
+    with pytest.raises(RuntimeError, match="boom: client data is corrupt"):
+        simulate(Boom, "net.latent", 10, train, test, rounds=2, max_warmup_rounds=1, **LOCAL)
