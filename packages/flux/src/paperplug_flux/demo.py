@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
                 flux.known_accuracy,
                 fedavg.unseen_accuracy,
                 flux.unseen_accuracy,
-                f"{len(set(flux.labels_.tolist()))} / 3",
-                adjusted_rand_score(split.clusters, flux.labels_),
+                f"{len(set(flux.labels.tolist()))} / 3",
+                adjusted_rand_score(split.clusters, flux.labels),
                 round(flux.bytes_per_round / 1024),
                 round(flux.seconds, 1),
             ]
