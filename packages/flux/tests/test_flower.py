@@ -2,6 +2,9 @@
 that raises, and one round under Flower's simulation engine (Ray) where ray is installed."""
 
 import importlib.util
+import subprocess
+import sys
+from pathlib import Path
 
 import flwr
 import numpy as np
@@ -52,6 +55,23 @@ def test_same_seed_same_run_under_the_in_process_grid():
     assert not torch.equal(
         c.global_model_.state_dict()["fc1.weight"], a.global_model_.state_dict()["fc1.weight"]
     )
+
+
+def _fingerprint(flux) -> str:
+    w = flux.global_model_.state_dict()["fc1.weight"]
+    return f"{flux.labels_.tolist()} {flux.descriptors_.sum():.12e} {float(w.double().sum()):.12e}"
+
+
+def test_same_seed_same_run_in_a_new_process():
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import torch; torch.set_num_threads(1);"
+        "from test_flower import _fit, _fingerprint; print(_fingerprint(_fit(0)))"
+    )
+    here = str(Path(__file__).parent)
+    out = subprocess.run(
+        [sys.executable, "-c", code, here], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == _fingerprint(_fit(0))
 
 
 class Boom(torch.nn.Module):

@@ -22,7 +22,7 @@ from flwr.serverapp.strategy import FedAvg, FedProx
 from torch import nn
 
 from paperplug import seeded_torch
-from paperplug_flux.client import _load
+from paperplug_flux.client import load_model
 from paperplug_flux.data import federated_tensors
 from paperplug_flux.federation import run_strategy, train_config
 from paperplug_flux.models import accuracy
@@ -133,7 +133,7 @@ def run_method(
                 inits.append(ArrayRecord(model_fn().state_dict()))
         strategy = IfcaStrategy(inits, seed=seed)
         run = run_strategy(strategy, model_fn, init, train, test, **common)
-        models = {j: _load(model_fn, a) for j, a in strategy.cluster_arrays.items()}
+        models = {j: load_model(model_fn, a) for j, a in strategy.cluster_arrays.items()}
         labels = np.array([strategy.node_cluster[i + 1] for i in range(len(train))])
         known = float(
             np.mean(
@@ -159,7 +159,7 @@ def run_method(
         )
     strategy = FedProx(proximal_mu=proximal_mu) if method == "FedProx" else FedAvg()
     run = run_strategy(strategy, model_fn, init, train, test, **common)
-    model = _load(model_fn, run.arrays)
+    model = load_model(model_fn, run.arrays)
     known = float(np.mean([accuracy(model, x, y) for x, y in test]))
     unseen_acc = float(np.mean([accuracy(model, x, y) for x, y in unseen]))
     return MethodResult(

@@ -27,7 +27,9 @@ def _arrays(record: ArrayRecord) -> dict[str, np.ndarray]:
     return {k: v.numpy() for k, v in record.items()}
 
 
-def _load(model_fn: Callable[[], nn.Module], record: ArrayRecord) -> nn.Module:
+def load_model(model_fn: Callable[[], nn.Module], record: ArrayRecord) -> nn.Module:
+    """A fresh model_fn() holding the weights of an ArrayRecord (built under a fixed seed, so
+    the caller's torch RNG is untouched; the weights are overwritten anyway)."""
     with seeded_torch(0):  # the weights come from the server; keep the caller's RNG untouched
         model = model_fn()
     model.load_state_dict({k: torch.as_tensor(v) for k, v in _arrays(record).items()}, strict=True)
@@ -70,13 +72,13 @@ def make_client_app(
             losses = []
             for key in sorted(records, key=lambda k: int(k.split("-")[-1])):
                 with torch.no_grad():
-                    m = _load(model_fn, records[key])
+                    m = load_model(model_fn, records[key])
                     m.eval()
                     losses.append(float(nn.functional.cross_entropy(m(x), y)))
             chosen = int(np.argmin(losses))
-            model = _load(model_fn, records[f"cluster-{chosen}"])
+            model = load_model(model_fn, records[f"cluster-{chosen}"])
         else:
-            model = _load(model_fn, next(iter(records.values())))
+            model = load_model(model_fn, next(iter(records.values())))
         loss = local_train(
             model,
             x,
@@ -96,7 +98,7 @@ def make_client_app(
     def evaluate(msg: Message, context: Context) -> Message:
         pid = int(context.node_config["partition-id"])
         x, y = tests[pid]
-        model = _load(model_fn, next(iter(msg.content.array_records.values())))
+        model = load_model(model_fn, next(iter(msg.content.array_records.values())))
         metrics = MetricRecord({"num-examples": len(x), "accuracy": accuracy(model, x, y)})
         return Message(content=RecordDict({"metrics": metrics}), reply_to=msg)
 
@@ -105,7 +107,7 @@ def make_client_app(
         pid = int(context.node_config["partition-id"])
         x, y = train_sets[pid]
         config = msg.content.config_records["config"]
-        model = _load(model_fn, next(iter(msg.content.array_records.values())))
+        model = load_model(model_fn, next(iter(msg.content.array_records.values())))
         z = latents(model, latent_layer, x)
         projection = data_free_projection(
             z.shape[1],

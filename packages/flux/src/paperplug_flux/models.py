@@ -1,4 +1,4 @@
-"""Model plumbing shared by the stages: the named latent layer, weights as arrays, one client's
+"""Model plumbing shared by the stages: the named latent layer, one client's
 local SGD (optionally FedProx's proximal term) and its accuracy.
 
 Any torch module works; FLUX reads the latents z at the layer the caller names (§3.1: the
@@ -7,9 +7,6 @@ penultimate representation of the global model).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
-import numpy as np
 import torch
 from torch import nn
 
@@ -43,19 +40,6 @@ def latents(
         handle.remove()
         model.train(was_training)
     return torch.cat(out).float()
-
-
-def get_weights(model: nn.Module) -> OrderedDict[str, np.ndarray]:
-    """The state dict as numpy copies (what travels in an ArrayRecord)."""
-    return OrderedDict((k, v.detach().cpu().numpy().copy()) for k, v in model.state_dict().items())
-
-
-def set_weights(model: nn.Module, weights: dict[str, np.ndarray]) -> nn.Module:
-    """Load numpy weights into the model, strictly (same keys and shapes)."""
-    model.load_state_dict(
-        OrderedDict((k, torch.as_tensor(np.asarray(v))) for k, v in weights.items()), strict=True
-    )
-    return model
 
 
 @torch.no_grad()

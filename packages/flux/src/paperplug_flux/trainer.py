@@ -18,7 +18,7 @@ from torch import nn
 
 from paperplug import seeded_torch
 from paperplug_flux.assignment import assign_clients
-from paperplug_flux.client import _load
+from paperplug_flux.client import load_model
 from paperplug_flux.data import client_tensors, federated_tensors
 from paperplug_flux.descriptors import client_descriptor, data_free_projection
 from paperplug_flux.federation import run_strategy, train_config
@@ -147,9 +147,9 @@ class FLUX:
         self.eps_ = strategy.clustering_.eps
         self.descriptors_ = strategy.descriptors_.copy()
         self.clustered_at_ = strategy.clustered_at
-        self.global_model_ = _load(self.model_fn, strategy.global_arrays)
+        self.global_model_ = load_model(self.model_fn, strategy.global_arrays)
         self.cluster_models_ = {
-            k: _load(self.model_fn, a) for k, a in strategy.cluster_arrays.items()
+            k: load_model(self.model_fn, a) for k, a in strategy.cluster_arrays.items()
         }
         self.history_ = [
             dict(h, bytes=b)
