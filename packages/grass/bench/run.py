@@ -1,10 +1,12 @@
-"""Compression throughput and peak memory as the layer width grows (d ∈ {256, 1024, 4096}, an
-MLP 64-d-d-10, k = 1024): where FactGraSS overtakes LoGra, GraSS and dense JL on this CPU; each
-width row runs in a fresh process, so its peak resident memory is its own. Then, beside traker
-(TRAK with a dense Rademacher JL) on the embedded default's digits MLP with the same
-checkpoints, ground truth, λ grid and test points: LDS at equal k.
+"""The benchmark beside traker (TRAK, dense Rademacher JL) and dattri (LoGra, FactGraSS via
+`dattri_adapter`): (1) compression throughput and peak memory as the layer width grows
+(d ∈ {256, 1024, 4096}, an MLP 64-d-d-10, k = 1024), with the model pass alone as the floor of
+every factored method; (2) throughput and peak memory of one attribution at equal k on the
+embedded default's digits MLP; (3) LDS at equal k over 5 projection seeds with the same
+checkpoints, ground truth, λ grid and test points. Every row of (1) and (2) runs in a fresh
+process started before the parent imports torch, so its peak resident memory is its own.
 
-make bench PKG=grass [ARGS="--samples 64"]
+make bench PKG=grass [ARGS="--skip-widths --skip-memory --peers ours --seeds 5"]
 """
 
 from __future__ import annotations
