@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from flwr.app import (
@@ -63,6 +63,23 @@ def wait_for_nodes(grid: Grid, count: int, timeout: float = 600.0) -> list[int]:
 
 def _message(content: RecordDict, kind: str, node: int, server_round: int) -> Message:
     return Message(content=content, message_type=kind, dst_node_id=node, group_id=str(server_round))
+
+
+def _to_nodes(
+    grid: Grid,
+    min_nodes: int,
+    kind: str,
+    server_round: int,
+    content_of: Callable[[int], RecordDict],
+) -> list[Message]:
+    """One message per connected node (every node takes part, in node-id order)."""
+    return [_message(content_of(n), kind, n, server_round) for n in wait_for_nodes(grid, min_nodes)]
+
+
+def _evaluated(replies: Iterable[Message]) -> MetricRecord | None:
+    """The example-weighted mean of the evaluate replies' metrics (None without replies)."""
+    replies = raise_on_errors(replies, "evaluate")
+    return aggregate_metricrecords([m.content for m in replies], WEIGHT_KEY) if replies else None
 
 
 class FluxStrategy(FedAvg):
@@ -208,15 +225,13 @@ class FluxStrategy(FedAvg):
             self._describe_and_cluster(server_round, grid)
         cfg = ConfigRecord(dict(config))
         cfg["server-round"], cfg["seed"] = server_round, self.seed
-        return [
-            _message(
-                RecordDict({"arrays": self._model_of(n, arrays), "config": cfg}),
-                MessageType.TRAIN,
-                n,
-                server_round,
-            )
-            for n in wait_for_nodes(grid, self.min_available_nodes)
-        ]
+        return _to_nodes(
+            grid,
+            self.min_available_nodes,
+            MessageType.TRAIN,
+            server_round,
+            lambda n: RecordDict({"arrays": self._model_of(n, arrays), "config": cfg}),
+        )
 
     def aggregate_train(
         self, server_round: int, replies: Iterable[Message]
@@ -246,23 +261,20 @@ class FluxStrategy(FedAvg):
     ) -> Iterable[Message]:
         cfg = ConfigRecord(dict(config))
         cfg["server-round"] = server_round
-        return [
-            _message(
-                RecordDict({"arrays": self._model_of(n, arrays), "config": cfg}),
-                MessageType.EVALUATE,
-                n,
-                server_round,
-            )
-            for n in wait_for_nodes(grid, self.min_available_nodes)
-        ]
+        return _to_nodes(
+            grid,
+            self.min_available_nodes,
+            MessageType.EVALUATE,
+            server_round,
+            lambda n: RecordDict({"arrays": self._model_of(n, arrays), "config": cfg}),
+        )
 
     def aggregate_evaluate(
         self, server_round: int, replies: Iterable[Message]
     ) -> MetricRecord | None:
-        replies = raise_on_errors(replies, "evaluate")
-        if not replies:
+        metrics = _evaluated(replies)
+        if metrics is None:
             return None
-        metrics = aggregate_metricrecords([m.content for m in replies], WEIGHT_KEY)
         acc = float(metrics["accuracy"])
         if self.phase == "warmup":
             self._warmup_acc.append(acc)
@@ -304,10 +316,13 @@ class IfcaStrategy(FedAvg):
         cfg = ConfigRecord(dict(config))
         cfg["server-round"], cfg["seed"] = server_round, self.seed
         records = {f"cluster-{k}": a for k, a in self.cluster_arrays.items()}
-        return [
-            _message(RecordDict({**records, "config": cfg}), MessageType.TRAIN, n, server_round)
-            for n in wait_for_nodes(grid, self.min_available_nodes)
-        ]
+        return _to_nodes(
+            grid,
+            self.min_available_nodes,
+            MessageType.TRAIN,
+            server_round,
+            lambda n: RecordDict({**records, "config": cfg}),
+        )
 
     def aggregate_train(
         self, server_round: int, replies: Iterable[Message]
@@ -327,27 +342,22 @@ class IfcaStrategy(FedAvg):
     def configure_evaluate(
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
     ) -> Iterable[Message]:
-        return [
-            _message(
-                RecordDict(
-                    {
-                        "arrays": self.cluster_arrays[self.node_cluster[n]],
-                        "config": ConfigRecord(dict(config)),
-                    }
-                ),
-                MessageType.EVALUATE,
-                n,
-                server_round,
-            )
-            for n in wait_for_nodes(grid, self.min_available_nodes)
-        ]
+        cfg = ConfigRecord(dict(config))
+        return _to_nodes(
+            grid,
+            self.min_available_nodes,
+            MessageType.EVALUATE,
+            server_round,
+            lambda n: RecordDict(
+                {"arrays": self.cluster_arrays[self.node_cluster[n]], "config": cfg}
+            ),
+        )
 
     def aggregate_evaluate(
         self, server_round: int, replies: Iterable[Message]
     ) -> MetricRecord | None:
-        replies = raise_on_errors(replies, "evaluate")
-        if not replies:
+        metrics = _evaluated(replies)
+        if metrics is None:
             return None
-        metrics = aggregate_metricrecords([m.content for m in replies], WEIGHT_KEY)
         self.history.append({"round": server_round, "accuracy": float(metrics["accuracy"])})
         return metrics
