@@ -66,10 +66,14 @@ def test_bad_input_is_named(case):
         InfluenceAttributor("grass", 64).attribute(data.X_test, data.y_test)
     with pytest.raises(ValueError, match="differ in length"):
         InfluenceAttributor("grass", 64).cache(ckpts, data.X, data.y[:10])
-    with pytest.raises(ValueError, match="target must be one of"):
-        InfluenceAttributor("grass", 64, target="accuracy").cache(ckpts, data.X[:4], data.y[:4])
+    with pytest.raises(ValueError, match="target must be one of"):  # at construction
+        InfluenceAttributor("grass", 64, target="accuracy")
     with pytest.raises(ValueError, match="kind must be one of"):
-        InfluenceAttributor("fjlt", 64).cache(ckpts, data.X[:4], data.y[:4])
+        InfluenceAttributor("fjlt", 64)
+    with pytest.raises(ValueError, match="k must be an int >= 1"):
+        InfluenceAttributor("factgrass", 0)
+    with pytest.raises(ValueError, match="blowup must be an int >= 1"):
+        InfluenceAttributor("grass", 64, blowup=0.5)
 
 
 def test_block_preconditioner_is_one_relatively_damped_efim_per_layer():

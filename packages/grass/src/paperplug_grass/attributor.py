@@ -19,10 +19,11 @@ import torch
 from torch import nn
 
 from paperplug import Explanation
-from paperplug_grass.compressors import KINDS, Compressor
+from paperplug_grass.compressors import KINDS, Compressor, check_k
 from paperplug_grass.datamodeling import lds
 from paperplug_grass.factored import FACTORED, FactoredCompressor
 from paperplug_grass.gradients import (
+    TARGETS,
     linear_factors,
     linear_layers,
     per_sample_gradients,
@@ -52,7 +53,14 @@ class GradientFeatures:
     ) -> None:
         if kind not in KINDS + FACTORED:
             raise ValueError(f"kind must be one of {KINDS + FACTORED}, got {kind!r}")
-        self.kind, self.k, self.blowup, self.seed = kind, k, blowup, seed
+        if target not in TARGETS:
+            raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+        self.kind, self.k, self.blowup, self.seed = (
+            kind,
+            check_k(k),
+            check_k(blowup, "blowup"),
+            seed,
+        )
         self.target, self.layers, self.batch_size = target, layers, batch_size
         self.seconds = 0.0  # compression time, for throughput
 
@@ -141,6 +149,7 @@ class InfluenceAttributor:
             raise ValueError(
                 f"damping must be > 0 (λ = 0 is singular when k >= n), got {damping!r}"
             )
+        GradientFeatures(kind, k, blowup=blowup, target=target)  # rejects bad input at the door
         self.kind, self.k, self.blowup, self.seed, self.target = kind, k, blowup, seed, target
         self.damping, self.trak_weighting, self.layers = damping, trak_weighting, layers
         self.batch_size = batch_size

@@ -12,7 +12,8 @@ import torch
 KINDS = ("gauss", "rademacher", "sjlt", "rm", "sm", "grass", "grass-sm")
 
 
-def _check_k(k: int, name: str = "k") -> int:
+def check_k(k: int, name: str = "k") -> int:
+    """`k` if it is a positive int (a width, a blow-up factor), else a ValueError naming it."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"{name} must be an int >= 1, got {k!r}")
     return k
@@ -22,7 +23,7 @@ class SJLT:
     """CountSketch R^n → R^k: coordinate j goes to bucket h(j) with sign s(j) (E‖Sv‖² = ‖v‖²)."""
 
     def __init__(self, n: int, k: int, generator: torch.Generator) -> None:
-        self.n, self.k = n, _check_k(k)
+        self.n, self.k = n, check_k(k)
         self.bucket = torch.randint(k, (n,), generator=generator)
         self.sign = torch.randint(2, (n,), generator=generator).float() * 2 - 1
 
@@ -49,15 +50,15 @@ class Compressor:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.kind, self.k, self.blowup, self.seed = (
             kind,
-            _check_k(k),
-            _check_k(blowup, "blowup"),
+            check_k(k),
+            check_k(blowup, "blowup"),
             seed,
         )
         self.sm_steps, self.sm_l1 = sm_steps, sm_l1
         self.train_seconds = 0.0  # SM's own training cost, reported
 
     def fit(self, p: int, sample: torch.Tensor | None = None) -> Compressor:
-        _check_k(p, "p")
+        check_k(p, "p")
         gen = torch.Generator().manual_seed(self.seed)
         self.p = p
         width = min(self.blowup * self.k, p) if self.kind.startswith("grass") else self.k

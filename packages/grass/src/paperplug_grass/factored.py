@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from paperplug_grass.compressors import SJLT, _check_k
+from paperplug_grass.compressors import SJLT, check_k
 
 FACTORED = ("logra", "factgrass")
 
@@ -31,8 +31,8 @@ class FactoredCompressor:
             raise ValueError(f"kind must be one of {FACTORED}, got {kind!r}")
         self.kind, self.k, self.blowup, self.seed = (
             kind,
-            _check_k(k),
-            _check_k(blowup, "blowup"),
+            check_k(k),
+            check_k(blowup, "blowup"),
             seed,
         )
 
