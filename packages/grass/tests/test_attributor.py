@@ -102,3 +102,20 @@ def test_block_preconditioner_is_one_relatively_damped_efim_per_layer():
         InfluenceAttributor("gauss", 30, preconditioner="block")
     with pytest.raises(ValueError, match="preconditioner"):
         InfluenceAttributor("factgrass", 30, preconditioner="diag")
+
+
+@pytest.mark.parametrize("kind", ["sjlt", "factgrass"])
+def test_checkpoints_share_one_projection_and_scores_average(case, kind):
+    data, ckpts, *_ = case
+    both = InfluenceAttributor(kind, 64, damping=1e-2).cache(ckpts, data.X, data.y)
+    assert both.features_[0] is both.features_[1]  # drawn once, used for every checkpoint
+    alone = [InfluenceAttributor(kind, 64, damping=1e-2).cache(m, data.X, data.y) for m in ckpts]
+    mean = sum(a.attribute(data.X_test[:5], data.y_test[:5]) for a in alone) / 2
+    np.testing.assert_allclose(both.attribute(data.X_test[:5], data.y_test[:5]), mean, atol=1e-10)
+
+
+def test_checkpoints_of_two_architectures_are_rejected(case):
+    data, ckpts, *_ = case
+    other = mlp(width=16)
+    with pytest.raises(ValueError, match="share one architecture"):
+        InfluenceAttributor("sjlt", 64).cache([ckpts[0], other], data.X, data.y)

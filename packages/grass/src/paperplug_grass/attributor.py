@@ -31,6 +31,7 @@ from paperplug_grass.gradients import (
 
 DAMPING_GRID = tuple(10.0**e for e in range(-7, 3))
 PRECONDITIONERS = ("auto", "full", "block")
+LEARNED = ("sm", "grass-sm")  # compressors fitted to a checkpoint's gradients
 
 
 def _as_tensor(X: Any, dtype: torch.dtype) -> torch.Tensor:
@@ -164,8 +165,9 @@ class InfluenceAttributor:
         if not models:
             raise ValueError("give at least one checkpoint")
         self.models_ = models
-        self.features_ = [
-            GradientFeatures(
+
+        def features() -> GradientFeatures:
+            return GradientFeatures(
                 self.kind,
                 self.k,
                 blowup=self.blowup,
@@ -174,8 +176,14 @@ class InfluenceAttributor:
                 layers=self.layers,
                 batch_size=self.batch_size,
             )
-            for _ in models
-        ]
+
+        if self.kind in LEARNED:  # a selective mask is learned on each checkpoint's gradients
+            self.features_ = [features() for _ in models]
+        else:  # a random projection is the same for every checkpoint: drawn once
+            shapes = [[tuple(q.shape) for q in m.parameters()] for m in models]
+            if any(s != shapes[0] for s in shapes[1:]):
+                raise ValueError("checkpoints must share one architecture (parameter shapes)")
+            self.features_ = [features()] * len(models)
         self.train_ = []
         for model, feats in zip(self.models_, self.features_, strict=True):
             phi = feats(model, X, y)
@@ -206,7 +214,8 @@ class InfluenceAttributor:
 
     @property
     def compression_seconds(self) -> float:
-        return sum(f.seconds for f in getattr(self, "features_", []))
+        unique = {id(f): f for f in getattr(self, "features_", [])}
+        return sum(f.seconds for f in unique.values())
 
     def _test_features(self, X: Any, y: Any) -> list[torch.Tensor]:
         if not hasattr(self, "train_"):
