@@ -215,8 +215,17 @@ class FluxStrategy(FedAvg):
         self.cluster_arrays = {k: self.global_arrays for k in range(clustering.n_clusters)}
         self.phase, self.clustered_at = "clustered", server_round
 
-    def _model_of(self, node: int, arrays: ArrayRecord) -> ArrayRecord:
-        return self.cluster_arrays[self.node_cluster[node]] if self.phase == "clustered" else arrays
+    def _model_messages(
+        self, grid: Grid, kind: str, server_round: int, arrays: ArrayRecord, cfg: ConfigRecord
+    ) -> list[Message]:
+        """Each node's model (the global one in warm-up, its cluster's after) with `cfg`."""
+
+        def content(node: int) -> RecordDict:
+            clustered = self.phase == "clustered"
+            model = self.cluster_arrays[self.node_cluster[node]] if clustered else arrays
+            return RecordDict({"arrays": model, "config": cfg})
+
+        return _to_nodes(grid, self.min_available_nodes, kind, server_round, content)
 
     def configure_train(
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
@@ -225,13 +234,7 @@ class FluxStrategy(FedAvg):
             self._describe_and_cluster(server_round, grid)
         cfg = ConfigRecord(dict(config))
         cfg["server-round"], cfg["seed"] = server_round, self.seed
-        return _to_nodes(
-            grid,
-            self.min_available_nodes,
-            MessageType.TRAIN,
-            server_round,
-            lambda n: RecordDict({"arrays": self._model_of(n, arrays), "config": cfg}),
-        )
+        return self._model_messages(grid, MessageType.TRAIN, server_round, arrays, cfg)
 
     def aggregate_train(
         self, server_round: int, replies: Iterable[Message]
@@ -261,13 +264,7 @@ class FluxStrategy(FedAvg):
     ) -> Iterable[Message]:
         cfg = ConfigRecord(dict(config))
         cfg["server-round"] = server_round
-        return _to_nodes(
-            grid,
-            self.min_available_nodes,
-            MessageType.EVALUATE,
-            server_round,
-            lambda n: RecordDict({"arrays": self._model_of(n, arrays), "config": cfg}),
-        )
+        return self._model_messages(grid, MessageType.EVALUATE, server_round, arrays, cfg)
 
     def aggregate_evaluate(
         self, server_round: int, replies: Iterable[Message]
