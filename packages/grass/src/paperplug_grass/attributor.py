@@ -38,6 +38,16 @@ def _as_tensor(X: Any, dtype: torch.dtype) -> torch.Tensor:
     return torch.as_tensor(np.asarray(X.detach().cpu() if hasattr(X, "detach") else X), dtype=dtype)
 
 
+def _check_features(kind: str, k: int, blowup: int, target: str) -> None:
+    """A ValueError naming the first bad argument of a compressor over a model."""
+    if kind not in KINDS + FACTORED:
+        raise ValueError(f"kind must be one of {KINDS + FACTORED}, got {kind!r}")
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    check_k(k)
+    check_k(blowup, "blowup")
+
+
 class GradientFeatures:
     """One compressor kind over a model: (B, k) features of (X, y) for the target."""
 
@@ -52,16 +62,8 @@ class GradientFeatures:
         layers: Sequence[str] | None = None,
         batch_size: int = 128,
     ) -> None:
-        if kind not in KINDS + FACTORED:
-            raise ValueError(f"kind must be one of {KINDS + FACTORED}, got {kind!r}")
-        if target not in TARGETS:
-            raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
-        self.kind, self.k, self.blowup, self.seed = (
-            kind,
-            check_k(k),
-            check_k(blowup, "blowup"),
-            seed,
-        )
+        _check_features(kind, k, blowup, target)
+        self.kind, self.k, self.blowup, self.seed = kind, k, blowup, seed
         self.target, self.layers, self.batch_size = target, layers, batch_size
         self.seconds = 0.0  # compression time, for throughput
 
@@ -150,7 +152,7 @@ class InfluenceAttributor:
             raise ValueError(
                 f"damping must be > 0 (λ = 0 is singular when k >= n), got {damping!r}"
             )
-        GradientFeatures(kind, k, blowup=blowup, target=target)  # rejects bad input at the door
+        _check_features(kind, k, blowup, target)  # at the door, not at cache
         self.kind, self.k, self.blowup, self.seed, self.target = kind, k, blowup, seed, target
         self.damping, self.trak_weighting, self.layers = damping, trak_weighting, layers
         self.batch_size = batch_size
