@@ -229,22 +229,19 @@ class DefenseContract(_Contract):
         payload, context = defense_case
         assert instance.stage in STAGES
         # a decode-stage payload is a chat model: it must come back untouched as an object, not
-        # be copied (models hold locks, caches and open clients)
-        before = payload if instance.stage == "decode" else copy.deepcopy(payload)
-        state = (
-            dict(vars(payload))
-            if instance.stage == "decode" and hasattr(payload, "__dict__")
-            else None
-        )
+        # be copied (models hold locks, caches and open clients): its attributes are compared
+        # by identity
+        decode = instance.stage == "decode"
+        if decode:
+            state = dict(vars(payload)) if hasattr(payload, "__dict__") else {}
+        else:
+            before = copy.deepcopy(payload)
         with global_rng_untouched("check"):
             verdict = instance.check(payload, context)
         assert isinstance(verdict, Verdict) and 0.0 <= verdict.risk <= 1.0
-        if instance.stage == "decode":
+        if decode:
             assert verdict.payload is not None, "a decode-stage defense returns the model to use"
-            if state is not None:
-                assert all(vars(payload).get(k) is v for k, v in state.items()), (
-                    "the model was changed"
-                )
+            assert all(vars(payload).get(k) is v for k, v in state.items()), "the model was changed"
         else:
             assert_unchanged(before, payload)
         self.assert_jsonable(verdict)
