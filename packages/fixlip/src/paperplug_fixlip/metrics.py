@@ -121,8 +121,9 @@ def insertion_deletion(
     game: DualEncoderGame | FunctionGame, interactions: Interactions, *, order: int = 2
 ) -> dict[str, object]:
     """Insertion curves (§5.2): ν of the most (MIF) and least (LIF) influential coalitions of
-    each size, minus ν(∅), over the range of values the curves cover; AID = mean(MIF − LIF) (higher: the
-    explanation ranks coalitions better). Order 2 grows cliques greedily; order 1 sorts WBV."""
+    each size, minus ν(∅), over the range of values the curves cover; AID = mean(MIF − LIF)
+    (higher: the explanation ranks coalitions better). Order 2 grows cliques greedily; order 1
+    sorts WBV."""
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order}")
     n = game.n_players
