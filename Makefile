@@ -9,6 +9,10 @@ export PYTHONUNBUFFERED := 1
 export OMP_NUM_THREADS := 1
 INSTALL = $(UV) pip install -q -c constraints.txt
 SLUGS = $(shell $(PYTHON) core/src/paperplug/manifest.py slugs)
+# a package folder with every extra it declares (its demo's, its optional backends')
+with_extras = "packages/$(1)[$(shell $(PYTHON) core/src/paperplug/manifest.py extras $(1))]"
+# a test skipped for a missing library fails (paperplug.testing); only hardware may skip
+TEST_ENV = PAPERPLUG_NO_SKIP=1
 PKG ?=
 NAME ?=
 
@@ -20,9 +24,9 @@ help: ## list the targets
 uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install -q uv
 
-install: uv ## dev environment .venv: core + every package (editable) + ruff, pytest
+install: uv ## dev environment .venv: core + every package (editable, with all its extras: demos too) + ruff, pytest
 	@$(UV) venv -q --allow-existing -p 3.11 .venv
-	@$(INSTALL) --python .venv -e core $(foreach s,$(SLUGS),-e packages/$(s)) --group dev
+	@$(INSTALL) --python .venv -e core $(foreach s,$(SLUGS),-e $(call with_extras,$(s))) --group dev
 
 lint: install ## ruff check and ruff format --check
 	.venv/bin/ruff check .
@@ -34,13 +38,13 @@ format: install ## ruff format and fix
 test-core: uv ## core tests in an environment holding the core alone
 	@$(UV) venv -q --clear -p 3.11 .venvs/core
 	@$(INSTALL) --python .venvs/core -e core --group core/pyproject.toml:dev
-	.venvs/core/bin/python -m pytest core/tests
+	$(TEST_ENV) .venvs/core/bin/python -m pytest core/tests
 
-test-pkg: uv ## one package's tests in an environment holding only the core and it (PKG=slug)
+test-pkg: uv ## one package's tests in an environment holding only the core and it, with its extras (PKG=slug)
 	@test -n "$(PKG)" -a -d packages/$(PKG) || { echo "usage: make test-pkg PKG=<slug in packages/>"; exit 2; }
 	@$(UV) venv -q --clear -p 3.11 .venvs/$(PKG)
-	@$(INSTALL) --python .venvs/$(PKG) -e core -e packages/$(PKG) --group packages/$(PKG)/pyproject.toml:test
-	cd packages/$(PKG) && PAPERPLUG_STRICT_PLUGINS=1 ../../.venvs/$(PKG)/bin/python -m pytest tests
+	@$(INSTALL) --python .venvs/$(PKG) -e core -e $(call with_extras,$(PKG)) --group packages/$(PKG)/pyproject.toml:test
+	cd packages/$(PKG) && $(TEST_ENV) PAPERPLUG_STRICT_PLUGINS=1 ../../.venvs/$(PKG)/bin/python -m pytest tests
 
 test-packages: ## every package of plugins.toml, each alone
 	@failed=""; for s in $(SLUGS); do \
@@ -52,7 +56,7 @@ test-packages: ## every package of plugins.toml, each alone
 	if [ -n "$$failed" ]; then echo "FAILED packages:$$failed"; exit 1; fi
 
 test-cross: install dist ## cross-package tests (manifest, custom plugin, composition) with everything installed
-	.venv/bin/python -m pytest tests
+	$(TEST_ENV) .venv/bin/python -m pytest tests
 
 dist: uv ## wheel and sdist of the core and of every package, into dist/
 	@rm -rf dist && mkdir -p dist
@@ -68,7 +72,7 @@ demo: install ## every installed package's embedded default, a summary table, th
 bench: uv ## a package's benchmark beside its peer library (PKG=slug)
 	@test -n "$(PKG)" -a -d packages/$(PKG) || { echo "usage: make bench PKG=<slug>"; exit 2; }
 	@$(UV) venv -q --allow-existing -p 3.11 .venvs/$(PKG)-bench
-	@$(INSTALL) --python .venvs/$(PKG)-bench -e core -e packages/$(PKG) --group packages/$(PKG)/pyproject.toml:bench
+	@$(INSTALL) --python .venvs/$(PKG)-bench -e core -e $(call with_extras,$(PKG)) --group packages/$(PKG)/pyproject.toml:bench
 	.venvs/$(PKG)-bench/bin/python packages/$(PKG)/bench/run.py $(ARGS)
 
 new-plugin: ## a new package from the template (NAME=slug), with its plugins.toml table

@@ -29,7 +29,8 @@ FIELDS = {
     "ci",
 }
 TEMPLATE = ROOT / ".ci" / "template"
-PUBLIC_CORE_MODULES = {"paperplug", "paperplug.harness"}  # what package code may import
+# what package code may import
+PUBLIC_CORE_MODULES = {"paperplug", "paperplug.harness", "paperplug.checks", "paperplug.extras"}
 
 
 def _pyproject(slug: str) -> dict:
@@ -205,3 +206,69 @@ def test_metadata_ready_for_the_index(slug):
         .get("Paper" if MANIFEST[slug]["kind"] == "paper" else "Model", "")
         .startswith("https://")
     )
+
+
+# -- tests that can fail ---------------------------------------------------------------------
+
+CHECKS = {"raises", "warns", "fail", "deprecated_call", "approx"}
+
+
+def _asserting_functions(tree: ast.Module) -> set[str]:
+    """Names of the module's functions and methods that assert (directly, through pytest's
+    raises/warns/fail, an `assert_*` or `check_*` helper, a `*_untouched` checking context,
+    or another asserting function of the module)."""
+    functions = {
+        node.name: node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+
+    def direct(node: ast.AST) -> bool:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Assert):
+                return True
+            if isinstance(sub, ast.Call):
+                name = ast.unparse(sub.func).split(".")[-1]
+                if (
+                    name in CHECKS
+                    or name.startswith(("assert", "check_"))
+                    or name.endswith("_untouched")
+                ):
+                    return True
+        return False
+
+    asserting = {name for name, node in functions.items() if direct(node)}
+    changed = True
+    while changed:  # a test that calls a helper of its module that asserts, transitively
+        changed = False
+        for name, node in functions.items():
+            if name in asserting:
+                continue
+            called = {
+                ast.unparse(c.func).split(".")[-1]
+                for c in ast.walk(node)
+                if isinstance(c, ast.Call)
+            }
+            if called & asserting:
+                asserting.add(name)
+                changed = True
+    return asserting
+
+
+def _test_files() -> list[Path]:
+    roots = [ROOT / "core" / "tests", ROOT / "tests", *(ROOT / "packages").glob("*/tests")]
+    return sorted(p for root in roots for p in root.rglob("test_*.py"))
+
+
+@pytest.mark.parametrize("path", _test_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_test_function_asserts_or_expects_an_exception(path):
+    tree = ast.parse(path.read_text())
+    asserting = _asserting_functions(tree)
+    idle = [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name.startswith("test_")
+        and node.name not in asserting
+    ]
+    assert not idle, f"{path.relative_to(ROOT)}: tests that assert nothing: {idle}"

@@ -119,3 +119,54 @@ def test_available_reads_manifest(tmp_path, monkeypatch, capsys):
 def test_demo_of_missing_package(capsys):
     assert main(["demo", "no-such-method"]) == 2
     assert "install paperplug-no-such-method" in capsys.readouterr().err
+
+
+def _demo_package(site, slug: str, body: str, extras: str = "Provides-Extra: demo\n") -> None:
+    package = site / f"paperplug_{slug}"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "demo.py").write_text(body)
+    info = site / f"paperplug_{slug}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: paperplug-{slug}\nVersion: 0.1\n{extras}"
+    )
+
+
+def test_demo_whose_dependency_is_missing_names_the_demo_extra(site, capsys):
+    _demo_package(
+        site, "lacks", "import a_module_nobody_installed_xyz\n\ndef main(argv):\n    return 0\n"
+    )
+    assert main(["demo", "lacks"]) == 2
+    err = capsys.readouterr().err
+    assert "needs 'a_module_nobody_installed_xyz'" in err
+    assert "pip install 'paperplug-lacks[demo]'" in err
+
+
+def test_demo_behind_requires_extra_repeats_its_message(site, capsys):
+    body = (
+        "from paperplug.extras import requires_extra\n\n"
+        "def main(argv):\n"
+        "    with requires_extra('paperplug-hfdemo', 'hf', 'the local model'):\n"
+        "        import another_missing_module_xyz\n"
+    )
+    _demo_package(site, "hfdemo", body)
+    assert main(["demo", "hfdemo"]) == 2
+    err = capsys.readouterr().err
+    assert "paperplug demo hfdemo: the local model needs 'another_missing_module_xyz'" in err
+    assert "pip install 'paperplug-hfdemo[hf]'" in err
+
+
+def test_demo_checks_its_extra_before_running(site, capsys):
+    extras = (
+        "Provides-Extra: agents\nProvides-Extra: demo\n"
+        'Requires-Dist: pluggy; extra == "demo"\n'
+        'Requires-Dist: paperplug-early[agents]; extra == "demo"\n'
+        'Requires-Dist: a-peer-nobody-installed>=1; extra == "agents"\n'
+    )
+    _demo_package(site, "early", "raise SystemExit('the demo must not start')\n", extras)
+    assert main(["demo", "early"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "paperplug demo early needs a-peer-nobody-installed: pip install 'paperplug-early[demo]'"
+    )

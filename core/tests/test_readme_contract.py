@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from paperplug.testing import ReadmeContract
+from paperplug.testing import ReadmeContract, output_mismatch
 
 README = """# demo
 ```bash
@@ -64,3 +64,60 @@ def test_the_contract_test_runs_in_a_scratch_folder(tmp_path, monkeypatch):
     scratch.mkdir()
     contract.test_readme_runs_as_written(scratch, monkeypatch)
     assert (scratch / "made.txt").is_file() and not os.path.exists(os.path.join(here, "made.txt"))
+
+
+SHOWN = """# printed
+```python
+rows = 3
+print("rows", rows)
+print(f"mean {2 / 3:.3f} took 0.41 s")
+```
+
+```text
+rows 3
+mean 0.667 took ... s
+```
+```python
+print("no output shown")
+```
+"""
+
+
+def test_printed_output_is_compared_with_the_block_shown_after_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    contract = _contract(tmp_path, SHOWN, blocks=2)
+    contract.outputs = 1
+    assert contract.run_readme()["rows"] == 3
+
+
+def test_a_changed_figure_fails_and_says_which(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        AssertionError, match=r"block 1: printed 0\.667 where the README shows 0\.668"
+    ):
+        _contract(tmp_path, SHOWN.replace("mean 0.667", "mean 0.668")).run_readme()
+    with pytest.raises(
+        AssertionError, match=r"(?s)block 1: printed.*but the README shows.*columns 3"
+    ):
+        _contract(tmp_path, SHOWN.replace("rows 3\n", "columns 3\n")).run_readme()
+
+
+def test_numbers_within_rtol_match(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    contract = _contract(tmp_path, SHOWN.replace("mean 0.667", "mean 0.668"))
+    contract.rtol = 0.01
+    assert contract.run_readme()["__name__"] == "__readme__"
+
+
+def test_the_count_of_shown_outputs_is_pinned(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    contract = _contract(tmp_path, SHOWN)
+    contract.outputs = 2
+    with pytest.raises(AssertionError, match="1 blocks show output, expected 2"):
+        contract.run_readme()
+
+
+def test_output_mismatch_ellipsis_spans_lines():
+    assert output_mismatch("a\n...\nz", "a\nb\nc\nz") is None
+    assert output_mismatch("x = 1.50", "x = 1.5") is None  # the same number
+    assert output_mismatch("x = 1.5", "x = 1.6") is not None

@@ -36,7 +36,7 @@ from paperplug.roles import (
 )
 from paperplug.seeding import seeded_torch
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def load(role: str, name: str, **params: Any) -> Any:

@@ -6,10 +6,12 @@ import argparse
 import importlib
 import importlib.metadata
 import json
+import re
 import sys
 import time
 from typing import Any
 
+from paperplug.extras import MissingExtraError
 from paperplug.harness import table
 from paperplug.manager import ComponentImportError, get_manager
 from paperplug.manifest import load_manifest
@@ -87,16 +89,62 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0 if all(e["status"] == "ok" for e in entries) else 1
 
 
+def _requirements(dist: str, extra: str, seen: frozenset[str] = frozenset()) -> list[str]:
+    """The distributions `dist`'s [extra] requires, its own extras expanded (metadata only)."""
+    try:
+        lines = importlib.metadata.requires(dist) or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    found = []
+    for line in lines:
+        requirement, _, marker = line.partition(";")
+        if not re.search(rf"""extra\s*==\s*["']{re.escape(extra)}["']""", marker):
+            continue
+        match = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:\[([^\]]*)\])?", requirement)
+        if match is None:
+            continue
+        name, extras = match.group(1), (match.group(2) or "").split(",")
+        if _normal(name) == _normal(dist):
+            for e in (e.strip() for e in extras if e.strip() and e.strip() not in seen):
+                found += _requirements(dist, e, seen | {extra})
+        else:
+            found.append(name)
+    return found
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _missing_for_demo(dist: str) -> list[str]:
+    """What `dist`'s [demo] extra requires and is not installed."""
+    return [r for r in _requirements(dist, "demo") if _installed_version(r) is None]
+
+
 def _run_demo(name: str, argv: list[str]) -> int:
     slug = name.removeprefix("paperplug-").replace("-", "_")
+    dist = f"paperplug-{slug.replace('_', '-')}"
+    if _installed_version(dist) is not None and (missing := _missing_for_demo(dist)):
+        print(
+            f"paperplug demo {slug} needs {', '.join(missing)}: pip install '{dist}[demo]'",
+            file=sys.stderr,
+        )
+        return 2
     try:
         module = importlib.import_module(f"paperplug_{slug}.demo")
+        return int(module.main(argv) or 0)
     except ModuleNotFoundError as exc:
-        if exc.name not in (f"paperplug_{slug}", f"paperplug_{slug}.demo"):
-            raise
-        print(f"no demo for {name!r}: install paperplug-{slug.replace('_', '-')}", file=sys.stderr)
+        if exc.name in (f"paperplug_{slug}", f"paperplug_{slug}.demo"):
+            print(f"no demo for {name!r}: install {dist}", file=sys.stderr)
+        elif isinstance(exc, MissingExtraError):
+            print(f"paperplug demo {slug}: {exc}", file=sys.stderr)
+        else:
+            print(
+                f"paperplug demo {slug} needs {exc.name!r}, which is not installed: "
+                f"pip install '{dist}[demo]'",
+                file=sys.stderr,
+            )
         return 2
-    return int(module.main(argv) or 0)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -141,8 +141,18 @@ def progress(
 
 
 def pyplot() -> Any:
-    """matplotlib.pyplot on the file-only Agg backend (no screen needed)."""
-    import matplotlib
+    """matplotlib.pyplot on the file-only Agg backend (no screen needed). Figures belong to the
+    demos: without matplotlib, the error says to install a package's [demo] extra."""
+    try:
+        import matplotlib
+    except ModuleNotFoundError as exc:
+        from paperplug.extras import MissingExtraError
+
+        raise MissingExtraError(
+            "figures need matplotlib: pip install matplotlib (a paperplug package's [demo] "
+            "extra brings it)",
+            name="matplotlib",
+        ) from exc
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

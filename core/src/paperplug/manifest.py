@@ -2,7 +2,8 @@
 
 The repository's plugins.toml is the source; the core ships a copy (catalog.toml) so that
 `paperplug list --available` works from a plain pip install. `python -m paperplug.manifest`
-prints the package slugs (for the Makefile), the README table, or refreshes the copy.
+prints the package slugs or a package's extras (for the Makefile), or refreshes the README
+table and the copy.
 """
 
 from __future__ import annotations
@@ -35,11 +36,20 @@ def load_manifest(path: Path | None = None) -> dict[str, dict[str, Any]]:
         return tomllib.load(f).get("plugins", {})
 
 
+def install_cell(table: dict[str, Any]) -> str:
+    """ "1234 MB, 52 packages, torch": what `pip install <dist>` weighs (tests/install_size.py)."""
+    install = table.get("install")
+    if not install:
+        return "-"
+    torch = ", torch" if "torch" in table.get("heavy", []) else ""
+    return f"{install['mb']} MB, {install['packages']} packages{torch}"
+
+
 def readme_table(manifest: dict[str, dict[str, Any]]) -> str:
     """The top README's package table."""
     rows = [
-        "| package | roles | components | paper | status | GPU |",
-        "|---|---|---|---|---|---|",
+        "| package | roles | components | paper | status | GPU | install |",
+        "|---|---|---|---|---|---|---|",
     ]
     for slug, t in sorted(manifest.items()):
         paper = t.get("paper", {})
@@ -48,7 +58,7 @@ def readme_table(manifest: dict[str, dict[str, Any]]) -> str:
             f"| [`{t['dist']}`]({t['path']}) | {roles} | "
             f"{', '.join(f'`{c}`' for c in t['components'])} | "
             f"[{paper.get('title', slug)}]({paper.get('url', '')}) | {t.get('status', '')} | "
-            f"{t.get('gpu', 'none')} |"
+            f"{t.get('gpu', 'none')} | {install_cell(t)} |"
         )
     return "\n".join(rows)
 
@@ -67,13 +77,22 @@ def main(argv: list[str] | None = None) -> int:
     manifest = load_manifest(path)
     if command == "slugs":
         print(" ".join(sorted(manifest)))
+    elif command == "extras":  # a package's extras, comma-joined, for `pip install -e 'dir[...]'`
+        if len(args) != 2 or args[1] not in manifest:
+            print("usage: python -m paperplug.manifest extras <slug>", file=sys.stderr)
+            return 2
+        pyproject = path.parent / manifest[args[1]]["path"] / "pyproject.toml"
+        with open(pyproject, "rb") as f:
+            extras = tomllib.load(f)["project"].get("optional-dependencies", {})
+        print(",".join(sorted(extras)))
     elif command == "readme":
         readme = path.with_name("README.md")
         readme.write_text(render_readme(readme.read_text(), manifest))
         CATALOG.write_text(path.read_text())
     else:
         print(
-            f"usage: python -m paperplug.manifest [slugs|readme]; got {command!r}", file=sys.stderr
+            f"usage: python -m paperplug.manifest [slugs|extras SLUG|readme]; got {command!r}",
+            file=sys.stderr,
         )
         return 2
     return 0

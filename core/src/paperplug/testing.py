@@ -4,14 +4,19 @@ Fixtures give a fresh plugin manager per test; one contract class per role check
 every implementation owes: it is registered with a summary and paper, builds through
 `paperplug.load`, returns the role's result type, is reproducible under a seed, leaves the
 caller's data and the global random state (random, numpy, torch) untouched. A package
-subclasses the contract and provides its case. `ChatModelContract` does the same for a
-chat-model backend; `ReadmeContract` runs a package README's code as written.
+subclasses the contract and provides its case. Every contract also runs the bad-input battery
+(`paperplug.battery`) on that case. `ChatModelContract` does the same for a chat-model backend;
+`ReadmeContract` runs a package README's code as written and checks what it prints.
+
+With PAPERPLUG_NO_SKIP=1 (`make test`), a test skipped for any reason but hardware (a GPU)
+fails: a cross-check whose peer library is missing must not pass silently.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import io
 import json
 import math
 import os
@@ -19,11 +24,13 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import pytest
 
+from paperplug import checks
+from paperplug.battery import Variant, input_variants, param_variants, run_battery
 from paperplug.compose import compose
 from paperplug.manager import PluginManager, set_manager
 from paperplug.roles import (
@@ -35,6 +42,41 @@ from paperplug.roles import (
     missing_members,
     stream_chat,
 )
+
+HARDWARE_SKIP = re.compile(r"\b(CUDA|GPU|MPS|accelerator)\b", re.I)
+
+
+def _forbidden_skip(report: Any) -> str | None:
+    """The reason of a skip that PAPERPLUG_NO_SKIP=1 turns into a failure (any but hardware)."""
+    if os.environ.get("PAPERPLUG_NO_SKIP") != "1" or not report.skipped:
+        return None
+    if getattr(report, "wasxfail", None) is not None:
+        return None
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return None if HARDWARE_SKIP.search(reason) else reason
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if (reason := _forbidden_skip(report)) is not None:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"skipped for a reason other than hardware (PAPERPLUG_NO_SKIP=1): {reason}"
+        )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: Any) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if (reason := _forbidden_skip(report)) is not None:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"module skipped for a reason other than hardware (PAPERPLUG_NO_SKIP=1): {reason}"
+        )
 
 
 @pytest.fixture
@@ -105,31 +147,81 @@ def assert_unchanged(before: Any, after: Any, what: str = "input") -> None:
 
 def readme_python_blocks(path: str | os.PathLike[str]) -> list[str]:
     """The ```python blocks of a README, for a test that runs them as written."""
+    return [code for code, _ in readme_examples(path)]
+
+
+def readme_examples(path: str | os.PathLike[str]) -> list[tuple[str, str | None]]:
+    """(code, shown output) for each ```python block of a README; the output is the ```text
+    (or bare ```) block that follows it with nothing but blank lines between, else None."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    return re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
+    pattern = r"^```python\n(.*?)^```[ \t]*\n(?:[ \t]*\n)*(?:^```(?:text)?\n(.*?)^```)?"
+    return [
+        (code, out if out else None) for code, out in re.findall(pattern, text, flags=re.M | re.S)
+    ]
+
+
+NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
+
+
+def output_mismatch(expected: str, actual: str, *, rtol: float = 0.0) -> str | None:
+    """None when `actual` printed output matches `expected` as doctest would (trailing spaces
+    ignored, `...` matches anything), numbers equal within `rtol`; else what differs."""
+    tidy = [line.rstrip() for line in expected.strip("\n").splitlines()]
+    got = "\n".join(line.rstrip() for line in actual.strip("\n").splitlines())
+    parts = re.split(rf"(\.\.\.|{NUMBER})", "\n".join(tidy))
+    regex = "".join(
+        "(?:.*?)"
+        if part == "..."
+        else f"({NUMBER})"
+        if re.fullmatch(NUMBER, part)
+        else re.escape(part)
+        for part in parts
+    )
+    match = re.fullmatch(regex, got, flags=re.S)
+    if match is None:
+        return f"printed\n{got}\n\nbut the README shows\n" + "\n".join(tidy)
+    wanted = [p for p in parts if re.fullmatch(NUMBER, p)]
+    for want, have in zip(wanted, match.groups(), strict=True):
+        if not math.isclose(float(want), float(have), rel_tol=rtol, abs_tol=0.0):
+            return f"printed {have} where the README shows {want}:\n{got}"
+    return None
 
 
 class ReadmeContract:
-    """The README's code runs as written: its ```python blocks in order, in one namespace (a
-    later block may use an earlier block's names, as a reader would), in a scratch folder (a
-    block may save a file). Subclass with `readme = Path(__file__).parents[1] / "README.md"`;
-    `blocks` pins how many there are, so a block that stops matching the fence fails."""
+    """The README's code runs as written and prints what the README shows: its ```python
+    blocks in order, in one namespace (a later block may use an earlier block's names, as a
+    reader would), in a scratch folder (a block may save a file); a ```text block right after
+    a python block is its expected output, compared as doctest does (`...` matches anything;
+    numbers within `rtol`). Subclass with `readme = Path(__file__).parents[1] / "README.md"`;
+    `blocks` pins how many python blocks there are and `outputs` how many show output, so a
+    block that stops matching the fence fails."""
 
     readme: ClassVar[str | os.PathLike[str]]
     blocks: ClassVar[int | None] = None
+    outputs: ClassVar[int | None] = None
+    rtol: ClassVar[float] = 0.0
 
     def run_readme(self) -> dict[str, Any]:
-        """Run every block; return the namespace they shared."""
-        blocks = readme_python_blocks(self.readme)
-        assert blocks, f"{self.readme} has no ```python block to run"
+        """Run every block, compare printed output where the README shows it; return the
+        namespace they shared."""
+        examples = readme_examples(self.readme)
+        assert examples, f"{self.readme} has no ```python block to run"
         if self.blocks is not None:
-            assert len(blocks) == self.blocks, (
-                f"{len(blocks)} python blocks, expected {self.blocks}"
+            assert len(examples) == self.blocks, (
+                f"{len(examples)} python blocks, expected {self.blocks}"
             )
+        shown = sum(out is not None for _, out in examples)
+        if self.outputs is not None:
+            assert shown == self.outputs, f"{shown} blocks show output, expected {self.outputs}"
         namespace: dict[str, Any] = {"__name__": "__readme__"}
-        for i, block in enumerate(blocks):
-            exec(compile(block, f"{self.readme} block {i + 1}", "exec"), namespace)
+        for i, (block, expected) in enumerate(examples):
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                exec(compile(block, f"{self.readme} block {i + 1}", "exec"), namespace)
+            if expected is not None:
+                problem = output_mismatch(expected, printed.getvalue(), rtol=self.rtol)
+                assert problem is None, f"{self.readme} block {i + 1}: {problem}"
         return namespace
 
     def test_readme_runs_as_written(self, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,14 +256,72 @@ def global_rng_untouched(what: str = "the method") -> Iterator[None]:
     )
 
 
+def not_fitted_errors() -> tuple[type[BaseException], ...]:
+    """paperplug's NotFittedError and scikit-learn's (where installed): what a call before
+    `fit` may raise."""
+    errors: tuple[type[BaseException], ...] = (checks.NotFittedError,)
+    if "sklearn" in sys.modules:
+        errors += (sys.modules["sklearn"].exceptions.NotFittedError,)
+    return errors
+
+
 class _Contract:
+    """What every role's contract checks. A package sets `params` (the component's valid
+    parameters), `bad_params` (invalid values of its parameters, constructor's or call's, in
+    one place: `{"k": [0, 2.5]}`) and `accepts` (battery variants it deliberately accepts, by
+    key, each with why: `{"inputs:width": "a conv net takes any image size"}`)."""
+
     role: ClassVar[str]
     component: ClassVar[str]
     params: ClassVar[dict[str, Any]] = {}
+    bad_params: ClassVar[dict[str, list[Any]]] = {}
+    accepts: ClassVar[dict[str, str]] = {}
+    vary_width: ClassVar[bool] = True  # inputs must fit a model: one more column is an error
+
+    def make_instance(self, pm: PluginManager, **overrides: Any) -> Any:
+        """A new instance with `params` and `overrides` (override when the component needs
+        more than its parameters, e.g. a fitted checkpoint)."""
+        return pm.load(self.role, self.component, **{**self.params, **overrides})
 
     @pytest.fixture
     def instance(self, installed_pm: PluginManager) -> Any:
-        return installed_pm.load(self.role, self.component, **self.params)
+        return self.make_instance(installed_pm)
+
+    def sample_call(self, instance: Any, case: Any) -> tuple[Callable[..., Any], tuple, dict]:
+        """(bound method, args, kwargs) of the role's main call on the package's case."""
+        raise NotImplementedError
+
+    def extra_variants(self, pm: PluginManager, instance: Any, case: Any) -> list[Variant]:
+        """More bad calls for the battery (a Trainer adds its calls after and before `fit`)."""
+        return []
+
+    def battery(self, pm: PluginManager, instance: Any, case: Any) -> list[Variant]:
+        """Every bad call the contract tries: the main call's inputs, its parameters, the
+        constructor's parameters, and the role's extras."""
+        fn, args, kwargs = self.sample_call(instance, case)
+        variants = input_variants(fn, args, kwargs, width=self.vary_width)
+        call_variants, constructor = param_variants(fn, args, kwargs, self.bad_params)
+        variants += call_variants
+        for name, values in constructor.items():
+            for value in values:
+
+                def build_and_call(name: str = name, value: Any = value) -> Any:
+                    fresh = self.make_instance(pm, **{name: value})
+                    call, a, kw = self.sample_call(fresh, case)
+                    return call(*a, **kw)
+
+                variants.append(Variant(f"{name}={value!r}", name, build_and_call, ()))
+        return variants + self.extra_variants(pm, instance, case)
+
+    def test_bad_inputs_rejected(
+        self, installed_pm: PluginManager, instance: Any, case: Any
+    ) -> None:
+        """The battery: each bad call raises ValueError/TypeError naming the argument (or
+        NotFittedError before fit) and leaves the caller's data as it was."""
+        failures = run_battery(self.battery(installed_pm, instance, case), self.accepts, same=same)
+        assert not failures, f"{len(failures)} bad input(s) not rejected well:\n" + "\n".join(
+            failures
+        )
 
     def test_satisfies_the_role(self, instance: Any) -> None:
         assert missing_members(self.role, instance) == []
@@ -203,6 +353,14 @@ class ExplainerContract(_Contract):
 
     role = "explainer"
 
+    @pytest.fixture
+    def case(self, explain_case: tuple[Any, Any, dict]) -> tuple[Any, Any, dict]:
+        return explain_case
+
+    def sample_call(self, instance: Any, case: Any) -> tuple[Callable[..., Any], tuple, dict]:
+        model, inputs, kw = case
+        return instance.explain, (model, inputs), dict(kw)
+
     def test_explanation(self, instance: Any, explain_case: tuple[Any, Any, dict]) -> None:
         model, inputs, kw = explain_case
         before = copy.deepcopy(inputs)
@@ -221,9 +379,26 @@ class ExplainerContract(_Contract):
 
 
 class DefenseContract(_Contract):
-    """Provide `defense_case` -> (payload, context); `fit_data` when the defense learns."""
+    """Provide `defense_case` -> (payload, context). A defense that learns sets
+    `unfitted_params` (parameters that build it unfitted): its check must then raise
+    NotFittedError."""
 
     role = "defense"
+    unfitted_params: ClassVar[dict[str, Any] | None] = None
+
+    @pytest.fixture
+    def case(self, defense_case: tuple[Any, Any]) -> tuple[Any, Any]:
+        return defense_case
+
+    def sample_call(self, instance: Any, case: Any) -> tuple[Callable[..., Any], tuple, dict]:
+        payload, context = case
+        return instance.check, (payload, context), {}
+
+    def extra_variants(self, pm: PluginManager, instance: Any, case: Any) -> list[Variant]:
+        if self.unfitted_params is None:
+            return []
+        fresh = pm.load(self.role, self.component, **self.unfitted_params)
+        return [Variant("check:not-fitted", "", fresh.check, tuple(case), {}, not_fitted_errors())]
 
     def test_verdict(self, instance: Any, defense_case: tuple[Any, Any]) -> None:
         payload, context = defense_case
@@ -258,6 +433,14 @@ class AttackContract(_Contract):
 
     role = "attack"
 
+    @pytest.fixture
+    def case(self, attack_case: tuple[Any, Any, int | None]) -> tuple[Any, Any, int | None]:
+        return attack_case
+
+    def sample_call(self, instance: Any, case: Any) -> tuple[Callable[..., Any], tuple, dict]:
+        target, inputs, budget = case
+        return instance.run, (target, inputs), {"budget": budget}
+
     def test_attack_result(self, instance: Any, attack_case: tuple[Any, Any, int | None]) -> None:
         target, inputs, budget = attack_case
         before = copy.deepcopy(inputs)
@@ -283,6 +466,15 @@ class SolverContract(_Contract):
     """Provide `solve_case` -> (problem, kwargs)."""
 
     role = "solver"
+    vary_width = False  # a problem's points may have any dimension (set True where they must agree)
+
+    @pytest.fixture
+    def case(self, solve_case: tuple[Any, dict]) -> tuple[Any, dict]:
+        return solve_case
+
+    def sample_call(self, instance: Any, case: Any) -> tuple[Callable[..., Any], tuple, dict]:
+        problem, kw = case
+        return instance.solve, (problem,), {"seed": 0, **kw}
 
     def test_solution(self, instance: Any, solve_case: tuple[Any, dict]) -> None:
         problem, kw = solve_case
@@ -300,9 +492,58 @@ class SolverContract(_Contract):
 
 
 class TrainerContract(_Contract):
-    """Provide `fit_case` -> (data, kwargs): `fit(*data, **kwargs)` with data a tuple."""
+    """Provide `fit_case` -> (data, kwargs): `fit(*data, **kwargs)` with data a tuple. The
+    battery also tries the calls of a fitted trainer (`fitted_calls`): with bad inputs after
+    `fit`, and on an unfitted instance, where they must raise NotFittedError."""
 
     role = "trainer"
+    vary_width = False  # fit data may have any width; what is fitted is then held to it
+    FITTED_METHODS: ClassVar[tuple[str, ...]] = (
+        "predict",
+        "predict_proba",
+        "predict_log_proba",
+        "decision_function",
+        "transform",
+        "score",
+    )
+
+    @pytest.fixture
+    def case(self, fit_case: tuple[tuple, dict]) -> tuple[tuple, dict]:
+        return fit_case
+
+    def sample_call(self, instance: Any, case: Any) -> tuple[Callable[..., Any], tuple, dict]:
+        data, kw = case
+        return instance.fit, tuple(data), dict(kw)
+
+    def fitted_calls(self, case: Any) -> dict[str, tuple[tuple, dict]]:
+        """{method: (args, kwargs)} a fitted trainer answers: by default scikit-learn's
+        predict/transform family on the first fit argument, `score` on all of them."""
+        data, _ = case
+        if not data:
+            return {}
+        return {m: (tuple(data) if m == "score" else (data[0],), {}) for m in self.FITTED_METHODS}
+
+    def extra_variants(self, pm: PluginManager, instance: Any, case: Any) -> list[Variant]:
+        calls = {m: c for m, c in self.fitted_calls(case).items() if hasattr(instance, m)}
+        if not calls:
+            return []
+        fitted, unfitted = self.make_instance(pm), self.make_instance(pm)
+        fn, args, kwargs = self.sample_call(fitted, case)
+        fn(*args, **kwargs)
+        variants = []
+        for method, (args, kwargs) in calls.items():
+            variants += input_variants(getattr(fitted, method), args, kwargs, prefix=f"{method}:")
+            variants.append(
+                Variant(
+                    f"{method}:not-fitted",
+                    "",
+                    getattr(unfitted, method),
+                    args,
+                    kwargs,
+                    not_fitted_errors(),
+                )
+            )
+        return variants
 
     def test_fit(self, instance: Any, fit_case: tuple[tuple, dict]) -> None:
         data, kw = fit_case

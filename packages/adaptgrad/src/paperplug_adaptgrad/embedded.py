@@ -6,14 +6,16 @@ from __future__ import annotations
 import torch
 
 from paperplug import seeded_torch
+from paperplug.extras import requires_extra
 from paperplug.harness import progress
 
 
 def load_digits_32(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """sklearn's 8×8 digits bilinearly upsampled to (1, 32, 32) in [0, 1]; a stratified 75/25
     split (x_train, y_train, x_test, y_test)."""
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
+    with requires_extra("paperplug-adaptgrad", "demo", "the embedded default"):
+        from sklearn.datasets import load_digits
+        from sklearn.model_selection import train_test_split
 
     digits = load_digits()
     x = torch.tensor(digits.images, dtype=torch.float32)[:, None] / 16.0

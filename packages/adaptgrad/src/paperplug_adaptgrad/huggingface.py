@@ -6,6 +6,8 @@ from typing import Any
 
 import torch
 
+from paperplug.extras import requires_extra
+
 
 def pixel_bounds(processor: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-channel (lo, hi) of normalised pixels: ((0 − mean)/std, (1 − mean)/std) for pixels in [0, 1]."""
@@ -24,7 +26,8 @@ def load_hf_classifier(
     Explain it with `AdaptGrad(bounds=bounds).explain(model, pixel_values)`; logits come from `.logits`.
     """
     try:
-        from transformers import AutoImageProcessor, AutoModelForImageClassification
+        with requires_extra("paperplug-adaptgrad", "hf", "Hugging Face image classifiers"):
+            from transformers import AutoImageProcessor, AutoModelForImageClassification
     except ImportError as exc:
         raise ImportError(
             "loading Hugging Face models needs `pip install paperplug-adaptgrad[hf]`"

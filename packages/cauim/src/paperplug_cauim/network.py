@@ -7,6 +7,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
+import networkx as nx
 import numpy as np
 from scipy import sparse
 
@@ -54,7 +55,7 @@ def from_networkx(graph: Any, p: float | str = 0.1) -> DiffusionNetwork:
     """A networkx Graph (each edge both ways) or DiGraph. `p`: one probability for every arc,
     the name of an edge attribute holding it, or "weighted_cascade" (1 / in-degree of the
     target, the usual IC weighting)."""
-    if not hasattr(graph, "edges") or not hasattr(graph, "is_directed"):
+    if not isinstance(graph, nx.Graph):
         raise TypeError(f"graph must be a networkx graph, got {type(graph).__name__}")
     labels = list(graph.nodes)
     if not labels:

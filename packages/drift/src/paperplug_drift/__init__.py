@@ -2,7 +2,8 @@
 LLM agents: Secure Planner, Dynamic Validator, Injection Isolator.
 
 The public API is imported lazily: the plugin entry point imports this package, and listing
-plugins must not import torch or AgentDojo.
+plugins must not import torch or AgentDojo. The AgentDojo adapter and the scripted agent need
+the `[agentdojo]` extra: `pip install 'paperplug-drift[agentdojo]'`.
 """
 
 from paperplug import lazy_exports
@@ -48,4 +49,12 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "StrictJudge": ".validator",
         "check_node": ".validator",
     },
+    optional=(  # the [agentdojo] extra's
+        "AgentDojoOracle",
+        "DriftElement",
+        "DriftToolsLoop",
+        "PromptingAgent",
+        "drift_pipeline",
+        "ScriptedAgent",
+    ),
 )

@@ -15,8 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentdojo.attacks.base_attacks import BaseAttack
-from agentdojo.functions_runtime import FunctionsRuntime
+from paperplug.extras import requires_extra
+
+with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
+    from agentdojo.attacks.base_attacks import BaseAttack
+    from agentdojo.functions_runtime import FunctionsRuntime
 
 from paperplug_drift.planner import stated_in
 from paperplug_drift.privileges import Privilege, heuristic_privilege

@@ -12,11 +12,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentdojo.agent_pipeline import AgentPipeline, BasePipelineElement, InitQuery, SystemMessage
-from agentdojo.agent_pipeline.agent_pipeline import load_system_message
-from agentdojo.agent_pipeline.tool_execution import ToolsExecutor
-from agentdojo.functions_runtime import EmptyEnv, Env, FunctionCall, FunctionsRuntime
-from agentdojo.types import ChatMessage, get_text_content_as_str, text_content_block_from_string
+from paperplug.extras import requires_extra
+
+with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
+    from agentdojo.agent_pipeline import (
+        AgentPipeline,
+        BasePipelineElement,
+        InitQuery,
+        SystemMessage,
+    )
+    from agentdojo.agent_pipeline.agent_pipeline import load_system_message
+    from agentdojo.agent_pipeline.tool_execution import ToolsExecutor
+    from agentdojo.functions_runtime import EmptyEnv, Env, FunctionCall, FunctionsRuntime
+    from agentdojo.types import ChatMessage, get_text_content_as_str, text_content_block_from_string
 
 from paperplug_drift.calls import CallSyntaxError, as_call, extract_tag, parse_function_calls
 from paperplug_drift.drift import Drift, DriftSession

@@ -10,6 +10,8 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from paperplug.extras import requires_extra
+
 SUITES = ("banking", "slack", "travel")
 ALL_SUITES = ("banking", "slack", "travel", "workspace")
 CONFIGS = ("no defense", "spotlighting_with_delimiting", "repeat_user_prompt", "drift")
@@ -36,7 +38,8 @@ def load_data(
 ) -> dict[str, list[tuple[str, str]]]:
     """The (user task, injection task) pairs per suite: all of them, or a seeded sample of
     `fractions[suite]` of them (a local random.Random; the global one is untouched)."""
-    from agentdojo.task_suite.load_suites import get_suite
+    with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
+        from agentdojo.task_suite.load_suites import get_suite
 
     fractions = DEMO_FRACTION if fractions is None else fractions
     pairs = {}

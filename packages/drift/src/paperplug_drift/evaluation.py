@@ -13,12 +13,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agentdojo.agent_pipeline import AgentPipeline
-from agentdojo.agent_pipeline.agent_pipeline import PipelineConfig
-from agentdojo.attacks.attack_registry import load_attack
-from agentdojo.attacks.base_attacks import BaseAttack
-from agentdojo.task_suite.load_suites import get_suite
-from agentdojo.task_suite.task_suite import functions_stack_trace_from_messages
+from paperplug.extras import requires_extra
+
+with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
+    from agentdojo.agent_pipeline import AgentPipeline
+    from agentdojo.agent_pipeline.agent_pipeline import PipelineConfig
+    from agentdojo.attacks.attack_registry import load_attack
+    from agentdojo.attacks.base_attacks import BaseAttack
+    from agentdojo.task_suite.load_suites import get_suite
+    from agentdojo.task_suite.task_suite import functions_stack_trace_from_messages
 
 from paperplug_drift.agentdojo_adapter import drift_pipeline
 from paperplug_drift.drift import Drift

@@ -17,10 +17,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentdojo.agent_pipeline import BasePipelineElement
-from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
-from agentdojo.functions_runtime import EmptyEnv, Env, FunctionCall, FunctionsRuntime
-from agentdojo.types import ChatMessage, get_text_content_as_str, text_content_block_from_string
+from paperplug.extras import requires_extra
+
+with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
+    from agentdojo.agent_pipeline import BasePipelineElement
+    from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+    from agentdojo.functions_runtime import EmptyEnv, Env, FunctionCall, FunctionsRuntime
+    from agentdojo.types import ChatMessage, get_text_content_as_str, text_content_block_from_string
 
 EMPTY_ENV = EmptyEnv()  # AgentDojo's default environment, as a module-level singleton
 

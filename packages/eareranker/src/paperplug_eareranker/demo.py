@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperplug.extras import requires_extra
 from paperplug.harness import Timer, best_of, demo_parser, pyplot, save_figure, single_thread, table
 from paperplug_eareranker.bins import report
 from paperplug_eareranker.embedded import embedded_pairs, split_by_query
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(np.unique(g))} queries, {len(y)} pairs; {len(np.unique(g[test]))} held-out queries\n"
     )
 
-    from sklearn.isotonic import IsotonicRegression
+    with requires_extra("paperplug-eareranker", "demo", "the embedded default"):
+        from sklearn.isotonic import IsotonicRegression
 
     cosine = (Q * D).sum(1)
     iso = IsotonicRegression(out_of_bounds="clip").fit(cosine[train], y[train])

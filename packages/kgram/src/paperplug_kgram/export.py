@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-from transformers import PretrainedConfig, PreTrainedModel
-from transformers.modeling_outputs import CausalLMOutput
+from paperplug.extras import requires_extra
+
+with requires_extra("paperplug-kgram", "hf", "the construction as a Hugging Face model"):
+    import torch
+    from transformers import PretrainedConfig, PreTrainedModel
+    from transformers.modeling_outputs import CausalLMOutput
 
 from paperplug_kgram.construction import KGramTransformer
 

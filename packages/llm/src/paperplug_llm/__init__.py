@@ -2,8 +2,9 @@
 
 OpenAI-compatible HTTP client, local Hugging Face backend, the embedded SmolLM2-135M-Instruct,
 a loopback OpenAI-compatible server, and tools with a small validated agent loop.
-The public API is imported lazily: `import paperplug_llm` loads no heavy module, and torch
-and transformers load only when a local backend is used.
+The public API is imported lazily: `import paperplug_llm` loads no heavy module. The base
+install has no torch; local models (HFChatModel, likelihood scoring, SmolLM2, the tiny test
+models) need the `[hf]` extra: `pip install 'paperplug-llm[hf]'`.
 """
 
 from paperplug import lazy_exports
@@ -43,4 +44,15 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "as_tools": ".tools",
         "tool": ".tools",
     },
+    optional=(  # the [hf] extra's (torch, transformers)
+        "HFChatModel",
+        "cache_keyword",
+        "continuation_logprobs",
+        "crop_cache",
+        "sample_next",
+        "forward_with_cache",
+        "load_smollm2",
+        "build_tiny_decoder",
+        "build_tiny_model",
+    ),
 )

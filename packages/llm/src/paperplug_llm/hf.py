@@ -12,7 +12,10 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
+from paperplug.extras import requires_extra
+
+with requires_extra("paperplug-llm", "hf", "the local Hugging Face backend"):
+    import torch
 
 from paperplug_llm.likelihood import continuation_logprobs, forward_with_cache
 from paperplug_llm.messages import (

@@ -12,7 +12,10 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-import torch
+from paperplug.extras import requires_extra
+
+with requires_extra("paperplug-llm", "hf", "scoring with a local transformers model"):
+    import torch
 
 
 def cache_keyword(model: Any) -> str:

@@ -20,6 +20,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from paperplug.extras import requires_extra
 from paperplug_llm.hf import HFChatModel
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -118,8 +119,10 @@ def is_cached() -> bool:
 
 def dequantize_to_cache(gguf_path: Path, out: Path) -> None:
     """Load the GGUF with transformers (de-quantizing to float32) and save a plain checkpoint."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    with requires_extra("paperplug-llm", "hf", "the embedded SmolLM2 model"):
+        import gguf  # noqa: F401  (transformers reads the GGUF file with it)
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
 
     print(f"de-quantizing {gguf_path.name} (once; ~20 s) ...", file=sys.stderr, flush=True)
     folder, name = str(gguf_path.parent), gguf_path.name

@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from paperplug import seeded_torch
+from paperplug.extras import requires_extra
 
 CHATML_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
@@ -22,8 +23,9 @@ SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 def build_tiny_tokenizer() -> Any:
     """A byte-level tokenizer: 256 byte tokens, no merges, ChatML special tokens and template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+    with requires_extra("paperplug-llm", "hf", "the tiny test models"):
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+        from transformers import PreTrainedTokenizerFast
 
     alphabet = pre_tokenizers.ByteLevel.alphabet()
     vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + sorted(alphabet))}
@@ -49,7 +51,8 @@ def build_tiny_model(
     layers: int = 2,
 ) -> tuple[Any, Any]:
     """(model, tokenizer): a random LlamaForCausalLM over the tiny tokenizer; saved to `path` if given."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    with requires_extra("paperplug-llm", "hf", "the tiny test models"):
+        from transformers import LlamaConfig, LlamaForCausalLM
 
     tok = build_tiny_tokenizer()
     config = LlamaConfig(
@@ -95,7 +98,8 @@ def build_tiny_decoder(
             f"need vocab_size >= 2 and hidden_size divisible by num_heads, got {vocab_size}, "
             f"{hidden_size}, {num_heads}"
         )
-    import transformers
+    with requires_extra("paperplug-llm", "hf", "the tiny test models"):
+        import transformers
 
     if family == "gpt2":
         config = transformers.GPT2Config(

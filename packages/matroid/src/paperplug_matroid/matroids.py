@@ -289,12 +289,13 @@ def check_matroid_axioms(matroid: Matroid) -> None:
 def as_matroid(obj: Any) -> Matroid:
     """A Matroid from what users bring: a Matroid; a networkx bipartite graph (agents marked
     bipartite=0); a scipy sparse or numpy agents × resources biadjacency matrix."""
-    if isinstance(obj, Matroid):
-        return obj
-    if hasattr(obj, "nodes") and hasattr(obj, "neighbors"):
-        return TransversalMatroid.from_graph(obj)
+    import networkx as nx
     from scipy import sparse
 
+    if isinstance(obj, Matroid):
+        return obj
+    if isinstance(obj, nx.Graph):
+        return TransversalMatroid.from_graph(obj)
     if sparse.issparse(obj) or isinstance(obj, (np.ndarray, list)):
         return TransversalMatroid(obj)
     raise TypeError(

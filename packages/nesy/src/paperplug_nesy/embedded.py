@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from paperplug.extras import requires_extra
 from paperplug_nesy.symbolic import SymbolicFunction
 
 
@@ -24,7 +25,8 @@ class BagData:
 def long_tailed_bags(sigma: SymbolicFunction, n_bags: int = 2000, rho: float = 50.0, seed: int = 0,
                      test_per_class: int = 50) -> BagData:  # fmt: skip
     """Bags drawn from a long-tailed pool: P(class c) ∝ ρ^(−c/9) (ρ = 1: balanced)."""
-    from sklearn.datasets import load_digits
+    with requires_extra("paperplug-nesy", "demo", "the embedded default"):
+        from sklearn.datasets import load_digits
 
     if rho < 1:
         raise ValueError(f"rho must be >= 1, got {rho}")

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperplug.extras import requires_extra
+
 VOCAB = 17
 ELLS = (1, 2, 3, 5)
 
 
 def digit_tokens(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(train tokens, test tokens, train labels, test labels): (n, 64) ints in [0, 16]."""
-    from sklearn.datasets import load_digits
+    with requires_extra("paperplug-prime", "demo", "the embedded default"):
+        from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
     order = np.random.default_rng(seed).permutation(len(X))
@@ -23,7 +26,8 @@ def digit_tokens(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 def digit_classifier(X: np.ndarray, y: np.ndarray) -> object:
     """A logistic-regression digit classifier on intensities / 16 (judges samples)."""
-    from sklearn.linear_model import LogisticRegression
+    with requires_extra("paperplug-prime", "demo", "the embedded default"):
+        from sklearn.linear_model import LogisticRegression
 
     return LogisticRegression(max_iter=2000).fit(X / 16.0, y)
 

@@ -4,30 +4,37 @@ out), and label guidance (items of different labels pushed apart in both models)
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-import torch
 
 from paperplug import seeded_torch
+from paperplug.extras import requires_extra
 
 
-def _debiased_cka_torch(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-    def hsic(K: torch.Tensor, L: torch.Tensor) -> torch.Tensor:
+def _debiased_cka_torch(X: Any, Y: Any) -> Any:
+    """Debiased linear CKA of two (n, d) tensors, differentiable (torch autograd)."""
+
+    def hsic(K: Any, L: Any) -> Any:
         n = K.shape[0]
-        K = K - torch.diag(torch.diag(K))
-        L = L - torch.diag(torch.diag(L))
-        ones = torch.ones(n, dtype=K.dtype)
+        K = K - K.diag().diag()
+        L = L - L.diag().diag()
+        ones = K.new_ones(n)
         term = (K * L).sum() + (ones @ K @ ones) * (ones @ L @ ones) / ((n - 1) * (n - 2))
         return (term - 2 / (n - 2) * (ones @ K @ L @ ones)) / (n * (n - 3))
 
     K, L = X @ X.T, Y @ Y.T
-    return hsic(K, L) / torch.sqrt(hsic(K, K) * hsic(L, L))
+    return hsic(K, L) / (hsic(K, K) * hsic(L, L)).sqrt()
 
 
 def align_linear(source: np.ndarray, target: np.ndarray, *, steps: int = 100, lr: float = 1e-3,
                  train_fraction: float = 0.7, seed: int = 0) -> np.ndarray:  # fmt: skip
     """`source` mapped by a linear W (d_source × d_target, from the identity or least squares)
     trained with Adam to maximise debiased CKA with `target` on 70% of the items, keeping the
-    W of best CKA on the other 30% (early stopping)."""
+    W of best CKA on the other 30% (early stopping). Needs torch (the [torch] extra)."""
+    with requires_extra("paperplug-rdx", "torch", "the CKA alignment"):
+        import torch
+
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(source))
     cut = int(train_fraction * len(source))

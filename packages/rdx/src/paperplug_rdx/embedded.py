@@ -6,12 +6,12 @@ representations with a planted merge, for the kNN mode at scale."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import torch
-from torch import nn
 
 from paperplug import seeded_torch
+from paperplug.extras import requires_extra
 
 CLASSES = (3, 5, 8)
 
@@ -24,17 +24,27 @@ class Pair:
     R1: np.ndarray
     labels: np.ndarray
     images: np.ndarray  # (n, 8, 8)
-    models: tuple[nn.Module, nn.Module]
+    models: tuple[Any, Any]  # torch modules
     inputs: np.ndarray  # (n, 64), what the models read
 
 
-def mlp() -> nn.Module:
+def _torch() -> Any:
+    with requires_extra("paperplug-rdx", "demo", "the embedded models"):
+        import torch
+    return torch
+
+
+def mlp() -> Any:
+    """The embedded torch MLP: 64 → 128 → 32 → 10."""
+    nn = _torch().nn
     return nn.Sequential(
         nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 32), nn.ReLU(), nn.Linear(32, 10)
     )
 
 
-def train(X: np.ndarray, y: np.ndarray, seed: int, epochs: int = 30) -> nn.Module:
+def train(X: np.ndarray, y: np.ndarray, seed: int, epochs: int = 30) -> Any:
+    torch = _torch()
+    nn = torch.nn
     with seeded_torch(seed):
         model = mlp()
         optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
@@ -52,7 +62,8 @@ def train(X: np.ndarray, y: np.ndarray, seed: int, epochs: int = 30) -> nn.Modul
 def digits_pair(seed: int = 0, n_items: int = 500) -> Pair:
     """Model 0 on the true labels, model 1 with 5 relabelled as 3; the 32-unit hidden layer
     ("3", the second ReLU) of each on `n_items` digits from {3, 5, 8}."""
-    from sklearn.datasets import load_digits
+    with requires_extra("paperplug-rdx", "demo", "the embedded default"):
+        from sklearn.datasets import load_digits
 
     from paperplug_rdx.features import layer_features
 

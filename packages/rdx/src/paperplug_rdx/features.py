@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
+
+from paperplug.extras import requires_extra
+
+with requires_extra("paperplug-rdx", "torch", "features from torch models"):
+    import torch
 
 
 def layer_features(
@@ -43,7 +47,8 @@ def hf_hidden_states(model: Any, inputs: Any, layer: int = -1, *, tokenizer: Any
     """(n, dim): a Hugging Face model's hidden state `layer` (by name or path, or loaded),
     mean-pooled over tokens (pool="mean") or the first token ("first"), for texts or
     pixel_values."""
-    from transformers import AutoModel, AutoTokenizer
+    with requires_extra("paperplug-rdx", "hf", "hidden states of Hugging Face models"):
+        from transformers import AutoModel, AutoTokenizer
 
     if isinstance(model, str):
         tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)

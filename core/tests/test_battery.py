@@ -1,0 +1,198 @@
+"""The bad-input battery catches a component whose check is missing, whose message does not
+name the argument, or that mutates its input; a well-checked component passes it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from paperplug import PluginManager
+from paperplug.battery import Opaque, input_variants, names_argument, run_battery
+from paperplug.checks import check_array, check_is_fitted, check_scalar, check_type
+from paperplug.testing import ExplainerContract, SolverContract, TrainerContract, same
+
+
+class GoodSolver:
+    """Checks every argument at the door."""
+
+    def __init__(self, k: int = 2) -> None:
+        self.k = k
+
+    def solve(self, problem, *, seed=None):
+        check_scalar(self.k, "k", "int", low=1)
+        check_scalar(seed, "seed", "int", low=0, allow_none=True)
+        check_type(problem, "problem", dict)
+        X = check_array(problem.get("X"), "problem['X']", ndim=2)
+        return float(X.sum())
+
+
+class SilentSolver(GoodSolver):
+    """Never checks: NaN flows through, the wrong type surfaces as an AttributeError."""
+
+    def solve(self, problem, *, seed=None):
+        return float(np.asarray(problem["X"], dtype=float).sum())
+
+
+class NamelessSolver(GoodSolver):
+    """Checks, but its messages do not say which argument was wrong."""
+
+    def solve(self, problem, *, seed=None):
+        try:
+            return GoodSolver.solve(self, problem, seed=seed)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)("invalid input") from None
+
+
+class MutatingSolver(GoodSolver):
+    """Checks, but sorts the caller's array in place first."""
+
+    def solve(self, problem, *, seed=None):
+        if isinstance(problem, dict) and isinstance(problem.get("X"), np.ndarray):
+            problem["X"].sort(axis=0)
+        return GoodSolver.solve(self, problem, seed=seed)
+
+
+def _failures(solver_cls, bad_params=None, accepts=None):
+    pm = PluginManager(entry_points=False)
+    pm.register_component("solver", "s", solver_cls)
+
+    class Contract(SolverContract):
+        component = "s"
+
+    Contract.bad_params = bad_params or {}
+    Contract.accepts = accepts or {}
+    contract = Contract()
+    case = ({"X": np.arange(6.0).reshape(3, 2)}, {})
+    variants = contract.battery(pm, contract.make_instance(pm), case)
+    return {v.key for v in variants}, run_battery(variants, contract.accepts, same=same)
+
+
+def test_a_well_checked_component_passes():
+    keys, failures = _failures(GoodSolver, bad_params={"k": [0, 2.5]})
+    assert failures == []
+    assert keys == {
+        "problem:type",
+        "problem['X']:nan",
+        "problem['X']:inf",
+        "problem['X']:dtype",
+        "problem['X']:empty",
+        "seed:type",
+        "k=0",
+        "k=2.5",
+    }
+
+
+def test_a_missing_check_is_caught():
+    _, failures = _failures(SilentSolver, bad_params={"k": [0]})
+    text = "\n".join(failures)
+    assert "problem['X']:nan: accepted without an error" in text
+    assert "problem:type: raised TypeError" not in text  # Opaque()["X"] is a TypeError...
+    assert "problem:type: TypeError does not name 'problem'" in text  # ...naming nothing
+    assert "k=0: accepted without an error" in text
+
+
+def test_a_message_that_does_not_name_the_argument_is_caught():
+    _, failures = _failures(NamelessSolver)
+    assert "problem['X']:nan: ValueError does not name 'problem': 'invalid input'" in failures
+
+
+def test_a_mutated_input_is_caught():
+    _, failures = _failures(MutatingSolver)
+    assert "problem['X']:inf: mutated the caller's problem" in failures  # inf sorts last
+    silent = _failures(SilentSolver)[1]
+    assert "problem['X']:empty: accepted without an error" in silent
+
+
+def test_accepted_variants_are_skipped_and_stale_declarations_reported():
+    _, failures = _failures(
+        SilentSolver,
+        accepts={"problem['X']:nan": "NaN means missing here", "X:gone": "no such argument"},
+    )
+    assert not any(f.startswith("problem['X']:nan") for f in failures)
+    assert "X:gone: declared in accepts but no such variant" in failures
+
+
+def test_an_error_from_deep_inside_torch_is_reported_with_its_origin():
+    layer = torch.nn.Linear(2, 1)
+
+    def explain(model, inputs):
+        return model(inputs)
+
+    variants = input_variants(explain, (layer, torch.ones(3, 2)), {})
+    failures = run_battery(variants, {}, same=same)
+    width = next(f for f in failures if f.startswith("inputs:width"))
+    assert "raised RuntimeError from torch" in width
+
+
+class Classifier:
+    """A small trainer: fit checks X and y, predict checks fitted state and width."""
+
+    def __init__(self, epochs: int = 1) -> None:
+        self.epochs = epochs
+
+    def fit(self, X, y):
+        check_scalar(self.epochs, "epochs", "int", low=1)
+        X = check_array(X, "X", ndim=2)
+        y = check_array(y, "y", dtype="int", ndim=1)
+        if len(X) != len(y):
+            raise ValueError("X and y must have the same number of rows")
+        self.means_ = np.stack([X[y == c].mean(0) for c in np.unique(y)])
+        self.history_ = [{"epoch": 1}]
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "means_")
+        X = check_array(X, "X", shape=(None, self.means_.shape[1]))
+        return ((X[:, None] - self.means_) ** 2).sum(-1).argmin(1)
+
+
+def test_the_trainer_battery_covers_fit_the_calls_after_it_and_before_it():
+    pm = PluginManager(entry_points=False)
+    pm.register_component("trainer", "c", Classifier)
+
+    class Contract(TrainerContract):
+        component = "c"
+        bad_params = {"epochs": [0]}
+
+    contract = Contract()
+    X, y = np.random.default_rng(0).normal(size=(8, 3)), np.arange(8) % 2
+    case = ((X, y), {})
+    variants = contract.battery(pm, contract.make_instance(pm), case)
+    keys = {v.key for v in variants}
+    assert {"X:nan", "y:dtype", "predict:X:width", "predict:not-fitted", "epochs=0"} <= keys
+    assert "X:width" not in keys  # fit data may have any width
+    assert run_battery(variants, {}, same=same) == []
+
+
+def test_the_explainer_contract_runs_the_battery(installed_pm):
+    class Saliency:
+        def explain(self, model, inputs, *, target=None):
+            check_type(model, "model", torch.nn.Module)
+            x = inputs if isinstance(inputs, torch.Tensor) else None
+            if x is None:
+                raise TypeError("inputs must be a tensor")
+            return x
+
+    installed_pm.register_component("explainer", "sal", Saliency)
+
+    class Contract(ExplainerContract):
+        component = "sal"
+
+    contract = Contract()
+    case = (torch.nn.Linear(2, 1), torch.ones(3, 2), {})
+    with pytest.raises(AssertionError, match=r"inputs:nan: accepted without an error"):
+        contract.test_bad_inputs_rejected(installed_pm, contract.make_instance(installed_pm), case)
+
+
+def test_names_argument_matches_whole_words_only():
+    assert names_argument("X holds NaN", "X") and names_argument("bad k=0", "k")
+    assert not names_argument("Xs hold NaN", "X") and not names_argument("np.X", "X")
+    assert names_argument("problem['X'] holds NaN", "problem")
+
+
+def test_opaque_equals_its_copy():
+    import copy
+
+    o = Opaque()
+    assert copy.deepcopy(o) == o and repr(o) == "<Opaque: a wrong type>"
