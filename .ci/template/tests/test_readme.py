@@ -8,3 +8,4 @@ from paperplug.testing import ReadmeContract
 class TestReadme(ReadmeContract):
     readme = Path(__file__).parents[1] / "README.md"
     blocks = None  # TODO: how many ```python blocks the README has
+    outputs = None  # TODO: how many of them show their printed output (```text right after)

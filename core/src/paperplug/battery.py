@@ -224,7 +224,7 @@ def judge(variant: Variant, *, same: Callable[[Any, Any], bool]) -> str | None:
                 f"{type(exc).__name__} does not name {variant.argument!r}: {str(exc)[:300]!r}"
             )
     except Exception as exc:
-        want = "/".join(e.__name__ for e in variant.expect)
+        want = "/".join(dict.fromkeys(e.__name__ for e in variant.expect))
         problems.append(
             f"raised {type(exc).__name__} from {_origin(exc)}, not {want}: {str(exc)[:300]!r}"
         )
