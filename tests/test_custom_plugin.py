@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import paperplug
@@ -64,39 +63,3 @@ def test_run_time_plugin_appears_beside_installed_methods(installed_pm):
     assert list(guard.stream(["fine ", "STOP"])) == ["fine "]
     paperplug.unregister_plugin("mine")
     assert {(c.role, c.name) for c in paperplug.list_components()} == builtin
-
-
-def test_install_a_single_method_by_name_from_the_wheels(tmp_path):
-    """Use 1, as a user types it: `pip install paperplug-<slug>`, the index replaced by the
-    wheels `make dist` built; only the core and that method's own needs come along."""
-    dist = ROOT / "dist"
-    assert any(dist.glob("paperplug_semicentroid-*.whl")), "run `make dist` first"
-    venv = tmp_path / "venv"
-    subprocess.run([*UV, "venv", "-q", "--seed", "-p", sys.executable, str(venv)], check=True)
-    pip = [venv / "bin" / "python", "-m", "pip", "install", "-q", "--find-links", str(dist)]
-    subprocess.run([*pip, "-c", ROOT / "constraints.txt", "paperplug-semicentroid"], check=True)
-    listing = subprocess.run(
-        [venv / "bin" / "python", "-m", "pip", "list", "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    versions = {row["name"].lower(): row["version"] for row in json.loads(listing.stdout)}
-    core_version = tomllib.loads((ROOT / "core" / "pyproject.toml").read_text())["project"][
-        "version"
-    ]
-    assert {n: v for n, v in versions.items() if n.startswith("paperplug")} == {
-        "paperplug": core_version,
-        "paperplug-semicentroid": versions["paperplug-semicentroid"],
-    }
-    assert "torch" not in versions and "paperplug-llm" not in versions
-    code = (
-        "import numpy as np, paperplug; "
-        "solver = paperplug.load('solver', 'semicentroid', n_clusters=2); "
-        "X = np.r_[np.zeros((5, 2)), np.ones((5, 2)) * 10]; "
-        "print(sorted(set(solver.fit(X).labels_[:5])), sorted(set(solver.labels_[5:])))"
-    )
-    out = subprocess.run([venv / "bin" / "python", "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    first, second = out.stdout.strip().split("] [")
-    assert first.count(",") == 0 and second.count(",") == 0, "each planted blob is one cluster"

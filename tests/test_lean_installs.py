@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tomllib
 
 import pytest
 from install_size import ROOT, install
@@ -31,6 +32,8 @@ def test_a_lean_method_installs_alone_and_runs(slug, workdir):
     assert ours == {"paperplug", f"paperplug-{slug}"} | (
         {"paperplug-llm"} if slug == "drift" else set()
     )
+    core = tomllib.loads((ROOT / "core" / "pyproject.toml").read_text())["project"]["version"]
+    assert done.packages["paperplug"] == core
 
     listing = done.run("paperplug", "list", "--json", check=True)
     names = {c["name"] for c in json.loads(listing.stdout)["components"]}
