@@ -265,6 +265,19 @@ def test_the_last_word_of_a_stream_is_checked_and_never_shown_unjudged():
     assert "".join(benign) == "a cake" and benign.stopped_at is None
 
 
+def test_feeding_a_stream_chunk_by_chunk_shows_what_iterating_it_shows():
+    chunks = ["how ", "to ", "bake ", "a ", "ca", "ke"]
+    fed = compose(LastWordMonitor("bomb")).stream((), context={})
+    pieces = [fed.feed(c) for c in chunks] + [fed.finish()]
+    assert pieces == [["how "], ["to "], ["bake "], ["a "], [], [], ["cake"]]
+    assert (
+        "".join(compose(LastWordMonitor("bomb")).stream(chunks)) == fed.text == "how to bake a cake"
+    )
+    stopped = compose(LastWordMonitor("bake")).stream(())
+    assert [stopped.feed(c) for c in chunks[:4]] == [["how "], ["to "], [], []]
+    assert stopped.stopped_at == 2 and stopped.finish() == [] and stopped.feed("x") == []
+
+
 def test_wrap_passes_the_conversation_to_every_check_and_guards_complete():
     class Seen:
         def __init__(self, stage):

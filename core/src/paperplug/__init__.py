@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from paperplug.compose import Evaluation, FilterResult, Guard, GuardVerdict, compose, evaluate
+from paperplug.compose import (
+    Evaluation,
+    FilterResult,
+    Guard,
+    GuardedStream,
+    GuardVerdict,
+    compose,
+    evaluate,
+)
 from paperplug.hookspecs import hookimpl
 from paperplug.lazy import lazy_exports
 from paperplug.manager import (
@@ -96,6 +104,7 @@ __all__ = [
     "FilterResult",
     "Guard",
     "GuardVerdict",
+    "GuardedStream",
     "History",
     "PluginError",
     "PluginManager",

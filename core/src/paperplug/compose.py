@@ -188,13 +188,16 @@ class GuardedStream:
     smallest such frontier is held back until a later check covers it. At the end of the
     stream the whole text is checked once more with `context["final"] = True`; `stopped_at` is
     the index of the chunk that made the output invalid (the number of chunks when the final
-    check did)."""
+    check did). A caller that receives chunks one by one (a server relaying an upstream
+    stream) drives the same logic with `feed(chunk)` and `finish()`."""
 
     def __init__(self, guard: Guard, chunks: Iterable[Any], context: Mapping[str, Any] | None):
         self.guard, self.chunks, self.context = guard, chunks, dict(context or {})
         self.verdict: GuardVerdict | None = None
         self.stopped_at: int | None = None
         self.emitted: list[Any] = []
+        self.finished = False
+        self._text, self._shown, self._all_text, self._count = "", 0, True, 0
 
     def _judged(self, prefix: str) -> int:
         assert self.verdict is not None
@@ -205,36 +208,55 @@ class GuardedStream:
                 frontier = min(frontier, max(0, int(judged)))
         return frontier
 
-    def __iter__(self) -> Iterator[Any]:
-        text, shown, all_text = "", 0, True  # running prefix, characters emitted, text stream?
-        i = -1
-        for i, chunk in enumerate(self.chunks):
-            all_text = all_text and isinstance(chunk, str)
-            prefix = text + chunk if all_text else [*self.emitted, chunk]
-            context = {**self.context, "chunk": chunk, "index": i, "final": False}
-            self.verdict = self.guard.check(prefix, stage="output", context=context)
-            if not self.verdict.valid:
-                self.stopped_at = i
-                return
-            if not all_text:
-                self.emitted.append(chunk)
-                yield chunk
-                continue
-            text = prefix
-            frontier = self._judged(text)
-            if frontier > shown:
-                piece, shown = text[shown:frontier], frontier
-                self.emitted.append(piece)
-                yield piece
-        final = text if all_text else list(self.emitted)
-        context = {**self.context, "index": i + 1, "final": True}
+    def feed(self, chunk: Any) -> list[Any]:
+        """Check the output with `chunk` added; the pieces that may be shown now (none once
+        the output was stopped or finished)."""
+        if self.stopped_at is not None or self.finished:
+            return []
+        i = self._count
+        self._count += 1
+        self._all_text = self._all_text and isinstance(chunk, str)
+        prefix = self._text + chunk if self._all_text else [*self.emitted, chunk]
+        context = {**self.context, "chunk": chunk, "index": i, "final": False}
+        self.verdict = self.guard.check(prefix, stage="output", context=context)
+        if not self.verdict.valid:
+            self.stopped_at = i
+            return []
+        if not self._all_text:
+            self.emitted.append(chunk)
+            return [chunk]
+        self._text = prefix
+        frontier = self._judged(prefix)
+        if frontier <= self._shown:
+            return []
+        piece, self._shown = prefix[self._shown : frontier], frontier
+        self.emitted.append(piece)
+        return [piece]
+
+    def finish(self) -> list[Any]:
+        """The last check, of the whole output with `context["final"] = True`; what was held
+        back and may now be shown."""
+        if self.stopped_at is not None or self.finished:
+            return []
+        self.finished = True
+        final = self._text if self._all_text else list(self.emitted)
+        context = {**self.context, "index": self._count, "final": True}
         self.verdict = self.guard.check(final, stage="output", context=context)
         if not self.verdict.valid:
-            self.stopped_at = i + 1
-            return
-        if all_text and len(text) > shown:
-            self.emitted.append(text[shown:])
-            yield text[shown:]
+            self.stopped_at = self._count
+            return []
+        if self._all_text and len(self._text) > self._shown:
+            piece = self._text[self._shown :]
+            self.emitted.append(piece)
+            return [piece]
+        return []
+
+    def __iter__(self) -> Iterator[Any]:
+        for chunk in self.chunks:
+            yield from self.feed(chunk)
+            if self.stopped_at is not None:
+                return
+        yield from self.finish()
 
     @property
     def text(self) -> str:
