@@ -12,7 +12,7 @@ from paperplug_prime import (
     carry_over,
     euler_sample,
     mask_subtokens,
-    nelbo_loss,
+    prime_loss,
     smallest_base,
 )
 
@@ -56,7 +56,7 @@ def test_ell_one_is_the_mdm_loss():
         model = PrimeDenoiser(C, L, 1, sub.base, hidden=32, dropout=0.0)
         x0 = torch.randint(0, C, (4, L))
     t = torch.tensor([0.1, 0.4, 0.7, 0.95])
-    ours = nelbo_loss(model, sub, schedule, x0, t, torch.Generator().manual_seed(3))
+    ours = prime_loss(model, sub, schedule, x0, t, torch.Generator().manual_seed(3))
     # MDM: mask each token with probability t, −log softmax at the masked tokens, weight 1/(t+0.005)
     keep = torch.rand((4, L, 1), generator=torch.Generator().manual_seed(3)) < (1 - t).view(
         -1, 1, 1

@@ -8,6 +8,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from paperplug.checks import check_choice
+
 BACKBONES = ("mlp", "transformer")
 
 
@@ -19,8 +21,7 @@ class PrimeDenoiser(nn.Module):
                  d_embed: int = 16, hidden: int = 256, layers: int = 2, heads: int = 4,
                  dropout: float = 0.1) -> None:  # fmt: skip
         super().__init__()
-        if backbone not in BACKBONES:
-            raise ValueError(f"backbone must be one of {BACKBONES}, got {backbone!r}")
+        check_choice(backbone, "backbone", BACKBONES)
         self.vocab_size, self.seq_len, self.ell, self.backbone = vocab_size, seq_len, ell, backbone
         self.embed = nn.Embedding(base + 1, d_embed)  # the mask is the last entry
         width = ell * d_embed  # one token: its sub-token embeddings concatenated

@@ -1,7 +1,8 @@
-"""The Euler sampler (paper §3.4): from all sub-tokens masked at t = 1 down to 0 in `nfe`
-steps; at each step draw x₀ from the carry-over distribution, and reveal each masked
-sub-token of it with probability (α_s − α_t)/(1 − α_t). A step that reveals nothing is idle
-(MDM wastes many of them; partial masking fewer)."""
+"""The Euler sampler (paper §3.4): from all sub-tokens masked at t = 1 down to 0 in `nfe` steps;
+at each step draw x₀ from the carry-over distribution, and reveal each masked sub-token of it
+with probability (α_s − α_t)/(1 − α_t). A step that reveals nothing is idle (MDM wastes many of
+them; partial masking fewer). A schedule with α₁ > 0 starts from the NELBO's prior: uniform
+tokens, each sub-token kept with probability α₁."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import itertools
 import torch
 
 from paperplug_prime.denoiser import carry_over
+from paperplug_prime.forward import mask_subtokens
 from paperplug_prime.schedule import Schedule
 from paperplug_prime.subtokenizer import Subtokenizer
 
@@ -20,6 +22,11 @@ def euler_sample(model: torch.nn.Module, sub: Subtokenizer, schedule: Schedule, 
                  device: torch.device | str = "cpu") -> tuple[torch.Tensor, float]:  # fmt: skip
     """(n, L) tokens and the share of idle steps (per sequence, averaged)."""
     y = torch.full((n, seq_len, sub.ell), sub.mask_id, dtype=torch.long, device=device)
+    alpha1 = 1 - schedule.final_masked
+    if alpha1 > 0:  # the prior p(y₁) of the NELBO
+        tokens = torch.randint(sub.vocab_size, (n, seq_len), generator=generator, device=device)
+        keep = torch.full((n,), alpha1, device=device)
+        y = mask_subtokens(sub.encode(tokens), keep, sub.mask_id, generator)
     idle = torch.zeros(n, device=device)
     times = torch.linspace(1.0, 0.0, nfe + 1, device=device)
     for t, s in itertools.pairwise(times):

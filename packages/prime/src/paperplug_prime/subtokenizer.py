@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from paperplug.checks import check_scalar
+
 
 def smallest_base(vocab_size: int, ell: int) -> int:
     """The least b with b^ℓ ≥ C (integer arithmetic: no float root)."""
@@ -21,10 +23,8 @@ class Subtokenizer:
     """Tokens ↔ sub-tokens. `mask_id` (= b) marks a masked sub-token."""
 
     def __init__(self, vocab_size: int, ell: int, *, shuffle: bool = False, seed: int = 0) -> None:
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
-            raise ValueError(f"vocab_size must be an int >= 2, got {vocab_size!r}")
-        if isinstance(ell, bool) or not isinstance(ell, int) or ell < 1:
-            raise ValueError(f"ell must be an int >= 1, got {ell!r}")
+        check_scalar(vocab_size, "vocab_size", "int", low=2)
+        check_scalar(ell, "ell", "int", low=1)
         self.vocab_size, self.ell = vocab_size, ell
         self.base = smallest_base(vocab_size, ell) if ell > 1 else vocab_size
         self.mask_id = self.base
