@@ -93,3 +93,24 @@ def test_schedules_and_their_weights():
     assert torch.allclose(Schedule("loglinear").alpha(t), 1 - 0.999 * t)
     with pytest.raises(ValueError, match="schedule must be one of"):
         Schedule("cosine")
+
+
+def test_a_schedule_with_alpha_one_above_zero_samples_from_the_bounds_prior():
+    """α₁ = ½ and a denoiser sure of token 0: only the prior's start (uniform tokens, half the
+    sub-tokens shown) puts other tokens in the samples, (C − 1)/C · ½ = 40% of them."""
+
+    class SureOfZero(torch.nn.Module):
+        def forward(self, y, t):
+            logits = torch.zeros((*y.shape[:2], 5))
+            logits[..., 0] = 30.0
+            return logits
+
+    schedule = Schedule("linear")
+    schedule.final_masked = 0.5
+    sub = Subtokenizer(5, 1)
+    tokens, _ = euler_sample(
+        SureOfZero(), sub, schedule, 500, 8, 4, torch.Generator().manual_seed(0)
+    )
+    assert abs((tokens != 0).float().mean().item() - 0.4) < 0.03
+    tokens, _ = euler_sample(SureOfZero(), sub, Schedule(), 500, 8, 4, torch.Generator())
+    assert (tokens == 0).all()  # α₁ = 0: all masked at the start

@@ -25,9 +25,12 @@ def subtoken_nll(model: torch.nn.Module, sub: Subtokenizer, x0: torch.Tensor, y:
     """−log p_θ(dᵢⱼ(x₀) | y_t) per sub-token (B, L, ℓ): the marginal of the carry-over token
     distribution over the tokens whose digit j is x₀'s (0 where the sub-token is observed)."""
     logp = carry_over(model(y, t), sub.consistent(y))  # (B, L, C)
-    digits = sub.encode(x0)  # (B, L, ℓ)
-    agree = digits.unsqueeze(-1) == sub.table.to(x0.device).T  # (B, L, ℓ, C)
-    return -torch.logsumexp(logp.unsqueeze(-2).masked_fill(~agree, float("-inf")), -1)
+    digits, table = sub.encode(x0), sub.table.to(x0.device)  # (B, L, ℓ), (C, ℓ)
+    nll = []
+    for j in range(sub.ell):  # one digit at a time: (B, L, C) memory, as the logits
+        agree = digits[..., j : j + 1] == table[:, j]  # tokens whose digit j is x₀'s
+        nll.append(-torch.logsumexp(logp.masked_fill(~agree, float("-inf")), -1))
+    return torch.stack(nll, -1)
 
 
 def prior_nll(sub: Subtokenizer, schedule: Schedule, x0: torch.Tensor,
