@@ -201,11 +201,11 @@ def test_metadata_ready_for_the_index(slug):
     assert any(
         c.startswith("Programming Language :: Python :: 3.11") for c in project["classifiers"]
     )
-    assert (
-        project["urls"]
-        .get("Paper" if MANIFEST[slug]["kind"] == "paper" else "Model", "")
-        .startswith("https://")
-    )
+    urls = project["urls"]
+    if MANIFEST[slug]["kind"] == "paper":
+        assert urls.get("Paper", "").startswith("https://")
+    else:  # a support package: its model's page (llm) or its home
+        assert (urls.get("Model") or urls.get("Homepage", "")).startswith("https://")
 
 
 # -- tests that can fail ---------------------------------------------------------------------

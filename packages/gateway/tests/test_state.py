@@ -1,0 +1,65 @@
+"""Each conversation has its own defense state, keyed by the client's header or by its opening
+messages, always scoped by the client's key: never shared between clients."""
+
+import collections
+import itertools
+
+import pytest
+from wire import client
+
+import paperplug
+from paperplug import Verdict
+
+KEYS = ["a" * 20, "b" * 20]
+counter = itertools.count()
+
+
+class Seen:
+    """Records every conversation id it is asked about (a stateful defense's key)."""
+
+    stage = "output"
+    calls = collections.Counter()
+
+    def check(self, payload, context=None):
+        Seen.calls[context["conversation_id"]] += 1
+        return Verdict(payload, True)
+
+
+@pytest.fixture
+def url(gateway):
+    name = f"seen-{next(counter)}"
+    paperplug.register_component("defense", name, summary="records", paper="(test)")(Seen)
+    Seen.calls.clear()
+    return gateway(lambda m, t: {"content": "ok"}, defense=[{"name": name}], api_keys=KEYS)[0]
+
+
+def ask(url, key, messages, header=None):
+    headers = {"x-paperplug-conversation": header} if header else {}
+    client(url, key=key, default_headers=headers).chat.completions.create(
+        model="m", messages=messages
+    )
+    return list(Seen.calls)[-1]
+
+
+def test_same_messages_from_two_clients_are_two_conversations(url):
+    messages = [{"role": "user", "content": "hello"}]
+    first, second = ask(url, KEYS[0], messages), ask(url, KEYS[1], messages)
+    assert first != second and first.startswith("key0:") and second.startswith("key1:")
+
+
+def test_a_conversation_keeps_its_key_across_turns_and_a_new_one_gets_another(url):
+    turn = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}]
+    one = ask(url, KEYS[0], turn)
+    two = ask(
+        url,
+        KEYS[0],
+        [*turn, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "and?"}],
+    )
+    other = ask(url, KEYS[0], [{"role": "user", "content": "a new topic"}])
+    assert one == two != other
+
+
+def test_the_clients_header_names_the_conversation_within_its_key(url):
+    a = ask(url, KEYS[0], [{"role": "user", "content": "x"}], header="thread-7")
+    b = ask(url, KEYS[1], [{"role": "user", "content": "x"}], header="thread-7")
+    assert a == "key0:h:thread-7" and b == "key1:h:thread-7"
