@@ -19,7 +19,6 @@ import io
 import json
 import random
 import re
-import sys
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 
 import yaml
 
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "test", "fresh")
 TEST_SHARE = 0.4
 PLACEMENTS = ("start", "middle", "end")
 WINDOW = 5  # an injected goal counts as still readable while 5 consecutive words of it remain
@@ -57,7 +56,9 @@ LATIN_OF = {v: k for k, v in HOMOGLYPHS.items()}
 
 
 def _words(text: str, rng: random.Random, change: Callable[[str], str], share: float) -> str:
-    return re.sub(r"[A-Za-z]{4,}", lambda m: change(m.group()) if rng.random() < share else m.group(), text)
+    return re.sub(
+        r"[A-Za-z]{4,}", lambda m: change(m.group()) if rng.random() < share else m.group(), text
+    )
 
 
 def _inside(word: str, chars: str, rng: random.Random) -> str:
@@ -260,21 +261,30 @@ def _place(sentences: Sequence[str], extra: str, placement: str, sep: str = " ")
 
 
 def build_corpus(
-    templates: Mapping[str, Any], *, seed: int = 0, per_wrapper: int = 6
+    templates: Mapping[str, Any],
+    *,
+    seed: int = 0,
+    per_wrapper: int = 6,
+    holdout: str | None = None,
+    goals: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Records drawn from `templates` with `seed`: `per_wrapper` injected results per wrapper,
     one benign result per look-alike, and every clean host. Wrappers, look-alikes and hosts
-    are each split into dev and test (40%), and a record only joins templates of one split."""
+    are each split into dev and test (40%), and a record only joins templates of one split;
+    with `holdout`, every record is in that one split. `goals` overrides the templates'."""
     rng = random.Random(seed)
     hosts, wrappers = templates["hosts"], templates["wrappers"]
-    goals, benign = templates["goals"], templates["benign"]
-    split = {}
-    for fmt in sorted({h["format"] for h in hosts}):
+    goals, benign = goals if goals is not None else templates["goals"], templates["benign"]
+    split: dict[str, str] = {}
+    if holdout is not None:
+        split = {t["id"]: holdout for t in [*hosts, *wrappers, *benign]}
+    for fmt in sorted({h["format"] for h in hosts} if holdout is None else ()):
         split |= _split_of([h["id"] for h in hosts if h["format"] == fmt], f"hosts-{fmt}", seed)
-    for source in sorted({w["source"] for w in wrappers}):
+    for source in sorted({w["source"] for w in wrappers} if holdout is None else ()):
         ids = [w["id"] for w in wrappers if w["source"] == source]
         split |= _split_of(ids, f"wrappers-{source}", seed)
-    split |= _split_of([b["id"] for b in benign], "benign", seed)
+    if holdout is None:
+        split |= _split_of([b["id"] for b in benign], "benign", seed)
     records: list[dict[str, Any]] = []
 
     def record(kind: str, host: Mapping[str, Any], result: Any, **extra: Any) -> dict[str, Any]:
@@ -334,7 +344,9 @@ def build_corpus(
         placement = PLACEMENTS[k % 3]
         result = render_host(host, _place(host["slot"], item["text"], placement))
         records.append(
-            record("benign", host, result, benign=item["id"], text=item["text"], placement=placement)
+            record(
+                "benign", host, result, benign=item["id"], text=item["text"], placement=placement
+            )
         )
     return records
 
@@ -435,14 +447,23 @@ def rates(part: Mapping[str, int]) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m paperplug_drift.corpus TEMPLATES OUT [SEED]`: write the corpus."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) not in (2, 3):
-        print(main.__doc__, file=sys.stderr)
-        return 2
-    templates = json.loads(Path(args[0]).read_text(encoding="utf-8"))
-    records = build_corpus(templates, seed=int(args[2]) if len(args) == 3 else 0)
-    with open(args[1], "w", encoding="utf-8") as f:
+    """`python -m paperplug_drift.corpus TEMPLATES OUT [--seed N] [--holdout NAME --goals
+    TEMPLATES]`: write the corpus as JSON lines."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m paperplug_drift.corpus")
+    parser.add_argument("templates")
+    parser.add_argument("out")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--holdout", default=None)
+    parser.add_argument("--goals", default=None, help="templates file whose goals to use")
+    args = parser.parse_args(argv)
+    templates = json.loads(Path(args.templates).read_text(encoding="utf-8"))
+    goals = None
+    if args.goals:
+        goals = json.loads(Path(args.goals).read_text(encoding="utf-8"))["goals"]
+    records = build_corpus(templates, seed=args.seed, holdout=args.holdout, goals=goals)
+    with open(args.out, "w", encoding="utf-8") as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     kinds = {k: sum(r["kind"] == k for r in records) for k in ("injected", "benign", "clean")}
