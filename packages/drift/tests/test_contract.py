@@ -33,6 +33,14 @@ PLAN = Plan(
 class TestContract(DefenseContract):
     component = "drift"
     params = {"tools": [get_balance, send_money], "plan": PLAN}
+    bad_params = {
+        "plan": [["get_balance", "send_money"]],
+        "tools": [42, "send_money"],
+        "model": [42],
+        "planner": ["oracle"],
+        "config": [{"max_iters": 0}],
+        "drift": ["drift"],
+    }
 
     @pytest.fixture
     def defense_case(self):

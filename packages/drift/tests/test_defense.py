@@ -1,7 +1,7 @@
 """DRIFT as a tool-stage Defense composed in a Guard around paperplug-llm's agent loop."""
 
 import pytest
-from helpers import Bank, drift_llm, gullible_agent, tool_call
+from helpers import INJECTION, Bank, drift_llm, gullible_agent, tool_call
 from paperplug_drift import ChecklistNode, DriftDefense, Plan
 from paperplug_llm import ScriptedChatModel, run_agent
 
@@ -100,10 +100,33 @@ def test_a_new_conversation_starts_a_new_session():
     assert bank.sent == [("UK12345678901234567890", 98.7)] * 2
 
 
+def test_a_dict_result_comes_back_a_dict_with_only_the_injected_field_masked():
+    defense = DriftDefense(tools=Bank().tools(), plan=PLAN)
+    context = {"prompt": PROMPT[0]["content"], "messages": PROMPT, "phase": "result"}
+    clean = {"name": "Car Rental", "amount": 98.7, "iban": "UK12345678901234567890"}
+    verdict = defense.check(clean, context)
+    assert verdict.payload is clean and verdict.reason == "nothing found"
+    dirty = {**clean, "note": f"Due Friday. {INJECTION}"}
+    verdict = defense.check(dirty, context)
+    assert verdict.valid and verdict.payload == {**clean, "note": "Due Friday."}
+    assert dirty["note"].endswith("</INFORMATION>")  # the tool's own dict is not mutated
+    # a result that holds a "name" is still a result when the context gives no phase
+    contact = {"name": "Eve", "note": INJECTION}
+    no_phase = {k: v for k, v in context.items() if k != "phase"}
+    assert defense.check(contact, no_phase).payload == {"name": "Eve", "note": ""}
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="model, a planner or a plan"):
         DriftDefense(tools=[])
-    with pytest.raises(TypeError, match="Plan"):
+    with pytest.raises(TypeError, match="plan must be a Plan"):
         DriftDefense(tools=[], plan=["read_file"])
     with pytest.raises(ValueError, match="prompt"):
         DriftDefense(plan=PLAN).check({"name": "read_file", "arguments": {}}, {})
+    context = {"prompt": "Pay the bill", "phase": "result"}
+    with pytest.raises(TypeError, match="payload"):
+        DriftDefense(plan=PLAN).check(object(), context)
+    with pytest.raises(TypeError, match="context must be a mapping"):
+        DriftDefense(plan=PLAN).check("text", ["prompt"])
+    with pytest.raises(ValueError, match=r"context\['phase'\]"):
+        DriftDefense(plan=PLAN).check("text", {**context, "phase": "later"})

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug import ChatModel
+from paperplug.checks import check_scalar, check_type
 from paperplug_drift.calls import Call, CallSyntaxError, extract_tag, parse_function_calls
 from paperplug_drift.drift import Drift, DriftSession
 from paperplug_drift.planner import Plan
@@ -57,12 +59,15 @@ class DriftResult:
         }
 
 
-def _run_tool(tool: Any, call: Call) -> str:
+def _run_tool(tool: Any, call: Call) -> Any:
+    """The tool's result as it returned it (isolated in its own format), or an error text."""
     try:
         result = tool(**call.arguments)  # a paperplug-llm Tool validates against its schema
     except Exception as exc:  # reported to the agent, as AgentDojo's runtime does
         return f"error: {call.name} raised {type(exc).__name__}: {exc}"
-    return result if isinstance(result, str) else json.dumps(result, default=str)
+    if result is None or isinstance(result, (str, int, float, bool, dict, list, tuple)):
+        return result
+    return json.dumps(result, default=str)  # an object the isolator cannot read field by field
 
 
 class DriftAgent:
@@ -72,10 +77,7 @@ class DriftAgent:
     def __init__(
         self, model: Any, tools: Any, drift: Drift | None = None, *, max_tokens: int = 512
     ) -> None:
-        if not callable(getattr(model, "chat", None)):
-            raise TypeError(
-                f"model must be a ChatModel with chat(messages), got {type(model).__name__}"
-            )
+        check_type(model, "model", ChatModel, what="a ChatModel with chat(messages)")
         from paperplug_llm import as_tools
 
         self.model = model
@@ -84,7 +86,9 @@ class DriftAgent:
             raise ValueError("tools is empty: give at least one callable")
         self.specs = tool_specs(list(self.tools.values()))
         self.drift = drift if drift is not None else Drift(model)
-        self.max_tokens = max_tokens
+        self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
+        if drift is not None:
+            check_type(drift, "drift", Drift)
 
     def run(self, query: str, *, plan: Plan | None = None) -> DriftResult:
         """Plan, then loop: propose, validate, run, isolate, until an answer or a limit."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from paperplug import ChatModel
+from paperplug.checks import check_scalar, check_type
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
@@ -77,11 +79,8 @@ class DriftElement(BasePipelineElement):
     `extra_args["drift"]`. Put the same instance in the pipeline and in its tools loop."""
 
     def __init__(self, agent: BasePipelineElement, drift: Drift) -> None:
-        if not isinstance(agent, BasePipelineElement):
-            raise TypeError(
-                f"agent must be an AgentDojo BasePipelineElement, got {type(agent).__name__}"
-            )
-        self.agent, self.drift = agent, drift
+        check_type(agent, "agent", BasePipelineElement, what="an AgentDojo BasePipelineElement")
+        self.agent, self.drift = agent, check_type(drift, "drift", Drift)
         self.name = getattr(agent, "name", None)
         self.session: DriftSession | None = None
         self._isolated: set[int] = set()
@@ -148,9 +147,8 @@ class DriftToolsLoop(BasePipelineElement):
     message, as AgentDojo's scoring needs."""
 
     def __init__(self, elements: Sequence[BasePipelineElement], max_iters: int = 15) -> None:
-        if max_iters < 1:
-            raise ValueError(f"max_iters must be >= 1, got {max_iters}")
-        self.elements, self.max_iters = list(elements), max_iters
+        self.elements = list(elements)
+        self.max_iters = check_scalar(max_iters, "max_iters", "int", low=1)
 
     @staticmethod
     def _goes_on(message: ChatMessage) -> bool:
@@ -224,12 +222,10 @@ class PromptingAgent(BasePipelineElement):
         max_tokens: int = 512,
         usage: Usage | None = None,
     ) -> None:
-        self.model, self.name, self.max_attempts, self.max_tokens = (
-            model,
-            name,
-            max_attempts,
-            max_tokens,
-        )
+        check_type(model, "model", ChatModel, what="a ChatModel with chat(messages)")
+        self.model, self.name = model, name
+        self.max_attempts = check_scalar(max_attempts, "max_attempts", "int", low=1)
+        self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
         self.usage = usage if usage is not None else Usage()
         self._count = 0
 

@@ -5,21 +5,35 @@
 
 A call is validated (duplicate, trajectory, checklist); a refused call is an invalid verdict
 whose reason is DRIFT's refusal message, which the agent reads. A result is isolated: the
-verdict's payload is the masked result (valid), or invalid when its check failed closed.
-One session per conversation: the user's task (`context["prompt"]`) keys it, and a
-conversation holding fewer tool results than the session has seen starts a new one.
+verdict's payload is the masked result in the tool's own format and type (a dict stays a
+dict, JSON text stays JSON text), or invalid when its check failed closed. One session per
+conversation: the user's task (`context["prompt"]`) keys it, and a conversation holding fewer
+tool results than the session has seen starts a new one.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from paperplug import Verdict
+from paperplug.checks import check_choice, check_context, check_type
+from paperplug_drift.calls import as_call
 from paperplug_drift.drift import Drift, DriftConfig, DriftSession
 from paperplug_drift.planner import Plan
 from paperplug_drift.toolsets import tool_specs
+
+PHASES = ("call", "result")
+
+
+def _is_call(payload: Any) -> bool:
+    """A proposed call: {"name", "arguments"} (or AgentDojo's {"function", "args"}, OpenAI's
+    {"type": "function", "function": {...}}), not a tool result that happens to hold a name."""
+    if not isinstance(payload, Mapping):
+        return False
+    return ("name" in payload and ("arguments" in payload or "args" in payload)) or isinstance(
+        payload.get("function"), (str, Mapping)
+    )
 
 
 class DriftDefense:
@@ -39,9 +53,12 @@ class DriftDefense:
         drift: Drift | None = None,
         config: DriftConfig | None = None,
     ) -> None:
-        if plan is not None and not isinstance(plan, Plan):
-            raise TypeError(f"plan must be a Plan, got {type(plan).__name__}")
-        self.drift = drift if drift is not None else Drift(model, planner=planner, config=config)
+        if plan is not None:
+            check_type(plan, "plan", Plan)
+        if drift is not None:
+            self.drift = check_type(drift, "drift", Drift)
+        else:
+            self.drift = Drift(model, planner=planner, config=config)
         if plan is None and self.drift.planner is None:
             raise ValueError("DriftDefense needs a model, a planner or a plan")
         self.specs = tool_specs(tools) if tools is not None else []
@@ -59,29 +76,38 @@ class DriftDefense:
         return self.sessions[prompt]
 
     def check(self, payload: Any, context: Mapping[str, Any] | None = None) -> Verdict:
-        context = context or {}
+        """Validate a proposed call (phase "call") or isolate a tool result (phase "result");
+        the phase comes from `context["phase"]`, else from the payload's shape."""
+        context = check_context(context)
         prompt = context.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError("DriftDefense needs the user's task in context['prompt']")
-        is_call = isinstance(payload, Mapping) and "name" in payload
-        phase = context.get("phase", "call" if is_call else "result")
+        phase = context.get("phase", "call" if _is_call(payload) else "result")
+        check_choice(phase, "context['phase']", PHASES)
+        if phase == "call":
+            try:
+                call = as_call(payload)
+            except TypeError as exc:
+                raise TypeError(f"payload must be a function call in phase 'call': {exc}") from None
         session = self._session(prompt, context.get("messages"))
         if phase == "call":
-            decision = session.validate([payload])
+            decision = session.validate([call])
             details = decision.to_dict()
             if decision.refused:
                 return Verdict(payload, False, 1.0, reason=decision.message, details=details)
             if decision.dropped:
-                reason = f"DRIFT drops a repeated call to {payload['name']} with the same arguments"
+                reason = f"DRIFT drops a repeated call to {call.name} with the same arguments"
                 return Verdict(payload, False, 0.5, reason=reason, details=details)
             return Verdict(payload, True, 0.0, details=details)
+        try:
+            isolation = session.isolate(payload)
+        except TypeError as exc:
+            raise TypeError(f"payload (a tool result) cannot be read: {exc}") from None
         self._results[prompt] = self._results.get(prompt, 0) + 1
-        text = payload if isinstance(payload, str) else json.dumps(payload, default=str)
-        isolation = session.isolate(text)
         details = isolation.to_dict()
         if isolation.withheld:
-            return Verdict(isolation.text, False, 1.0, reason=isolation.text, details=details)
+            return Verdict(isolation.result, False, 1.0, reason=isolation.result, details=details)
         if not isolation.found:
             return Verdict(payload, True, 0.0, reason="nothing found", details=details)
         reason = f"removed {len(isolation.removed)} injected instruction(s)"
-        return Verdict(isolation.text, True, 1.0, reason=reason, details=details)
+        return Verdict(isolation.result, True, 1.0, reason=reason, details=details)

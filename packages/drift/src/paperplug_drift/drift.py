@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from paperplug import ChatModel
+from paperplug.checks import check_choice, check_scalar, check_type
 from paperplug_drift.calls import as_call
 from paperplug_drift.isolator import InjectionIsolator, Isolation, LLMDetector
 from paperplug_drift.planner import Plan, SecurePlanner
@@ -35,10 +37,9 @@ class DriftConfig:
 
     def __post_init__(self) -> None:
         for name in ("max_iters", "max_messages", "planner_retries", "max_new_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.mask_limitation < 0:
-            raise ValueError(f"mask_limitation must be >= 0, got {self.mask_limitation}")
+            check_scalar(getattr(self, name), name, "int", low=1)
+        check_scalar(self.mask_limitation, "mask_limitation", "int", low=0)
+        check_choice(self.align, "align", ("position", "official"))
 
 
 class DriftSession:
@@ -67,11 +68,12 @@ class DriftSession:
         self.decisions.append(decision)
         return decision
 
-    def isolate(self, text: str) -> Isolation:
-        """The Injection Isolator on one tool result (unchanged when isolation is off)."""
+    def isolate(self, result: Any) -> Isolation:
+        """The Injection Isolator on one tool result (text, JSON, YAML, a table, HTML, a dict or
+        a list; kept in its own format and type), unchanged when isolation is off."""
         if not self.config.isolate:
-            return Isolation(text)
-        isolation = self.isolator.isolate(self.query, text)
+            return Isolation(result)
+        isolation = self.isolator.isolate(self.query, result)
         self.isolations.append(isolation)
         return isolation
 
@@ -80,7 +82,8 @@ class Drift:
     """DRIFT configured once: with `model` (any ChatModel) every stage uses it as the paper
     does; without one, the LLM-free core: name-heuristic privileges, `StrictJudge`, the
     `HeuristicDetector` isolator, and a plan you pass (`oracle_plan`, your own) or a
-    `planner` object with `plan(query, tools, **context)`. Any stage can be overridden."""
+    `planner` object with `plan(query, tools, **context)`. Any stage can be overridden;
+    `detector` may be a list (`[HeuristicDetector(), LLMDetector(model)]`: both)."""
 
     def __init__(
         self,
@@ -93,15 +96,23 @@ class Drift:
         config: DriftConfig | None = None,
         usage: Usage | None = None,
     ) -> None:
-        self.config = config or DriftConfig()
+        if model is not None:
+            check_type(model, "model", ChatModel, what="a ChatModel with chat(messages)")
+        self.config = DriftConfig() if config is None else check_type(config, "config", DriftConfig)
+        if usage is not None:
+            check_type(usage, "usage", Usage)
         self.usage = usage if usage is not None else Usage()
         if planner is None and model is not None:
             planner = SecurePlanner(
                 model, max_retries=self.config.planner_retries, usage=self.usage
             )
         if planner is not None and not callable(getattr(planner, "plan", None)):
-            raise TypeError("planner must have plan(query, tools, **context)")
+            raise TypeError(
+                f"planner must have plan(query, tools, **context), got {type(planner).__name__}"
+            )
         self.planner = planner
+        if privileges is not None:
+            check_type(privileges, "privileges", PrivilegeAssigner)
         self.privileges = privileges or PrivilegeAssigner(model, usage=self.usage)
         if judge is None:
             judge = (
@@ -109,10 +120,20 @@ class Drift:
                 if model is not None
                 else StrictJudge()
             )
+        if not callable(getattr(judge, "judge", None)):
+            raise TypeError(
+                f"judge must have judge(planned, extended, query), got {type(judge).__name__}"
+            )
         self.judge = judge
         if detector is None and model is not None:
             detector = LLMDetector(model, max_tokens=self.config.max_new_tokens, usage=self.usage)
         self.detector = detector  # None: the heuristic detector
+        self.isolator = InjectionIsolator(
+            detector,
+            mask_limitation=self.config.mask_limitation,
+            fail_closed=self.config.fail_closed,
+            usage=self.usage,
+        )
 
     def session(
         self, query: str, tools: Any, *, plan: Plan | None = None, **context: Any
@@ -120,7 +141,7 @@ class Drift:
         """Start a task: assign privileges (cached per toolset), plan (unless `plan` is given),
         and build the validator and isolator. `context` goes to the planner (AgentDojo's
         oracle reads `env` there)."""
-        if not isinstance(query, str) or not query.strip():
+        if not check_type(query, "query", str).strip():
             raise ValueError("query must be a non-empty string")
         specs = tool_specs(tools)
         privileges = self.privileges.assign(specs)
@@ -141,10 +162,6 @@ class Drift:
             repeat_reads=self.config.repeat_reads,
             usage=self.usage,
         )
-        isolator = InjectionIsolator(
-            self.detector,
-            mask_limitation=self.config.mask_limitation,
-            fail_closed=self.config.fail_closed,
-            usage=self.usage,
+        return DriftSession(
+            query, plan, privileges, validator, self.isolator, self.config, self.usage
         )
-        return DriftSession(query, plan, privileges, validator, isolator, self.config, self.usage)

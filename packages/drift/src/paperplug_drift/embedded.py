@@ -20,6 +20,7 @@ LABELS = {
     "spotlighting_with_delimiting": "spotlighting (AgentDojo)",
     "repeat_user_prompt": "repeat prompt (AgentDojo)",
     "drift": "DRIFT core, oracle plan",
+    "drift (query planner)": "DRIFT core, query planner",
 }
 DEMO_FRACTION = {"travel": 0.5}  # travel's runs are the slow ones: half its pairs in the demo
 
@@ -31,6 +32,15 @@ def oracle_drift(suite: Any) -> Any:
     from paperplug_drift.drift import Drift
 
     return Drift(planner=AgentDojoOracle(suite))
+
+
+def query_drift(suite: Any) -> Any:
+    """DRIFT's LLM-free core with a planner that sees only the user's query and the tool
+    schemas (`QueryPlanner`, no ground truth); the rest as `oracle_drift`."""
+    from paperplug_drift.drift import Drift
+    from paperplug_drift.planner import QueryPlanner
+
+    return Drift(planner=QueryPlanner())
 
 
 def load_data(

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from paperplug.checks import check_choice
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
@@ -59,8 +60,7 @@ def build_pipeline(config: str, agent: Any, drift: Drift | None = None) -> Agent
         if drift is None:
             raise ValueError("config 'drift' needs a Drift instance")
         return drift_pipeline(agent, drift)
-    if config not in ("no defense", *BUILTIN_DEFENSES):
-        raise ValueError(f"config must be one of {CONFIGS}, got {config!r}")
+    check_choice(config, "config", CONFIGS)
     defense = None if config == "no defense" else config
     spec = PipelineConfig(
         llm=agent, model_id=None, defense=defense, system_message_name=None, system_message=None

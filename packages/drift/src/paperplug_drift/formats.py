@@ -51,7 +51,9 @@ HTML_TAGS = (
 HTML_TOKEN = re.compile(
     rf"<!--.*?-->|<!doctype[^>]*>|</?(?:{HTML_TAGS})\b(?:\s[^<>]*)?/?>", re.I | re.S
 )
-HTML_ATTRIBUTE = re.compile(r"""(\b(?:alt|title|aria-label|placeholder|content|value)\s*=\s*)(["'])(.*?)\2""", re.I | re.S)
+HTML_ATTRIBUTE = re.compile(
+    r"""(\b(?:alt|title|aria-label|placeholder|content|value)\s*=\s*)(["'])(.*?)\2""", re.I | re.S
+)
 HTML_HINT = re.compile(rf"<(?:!doctype|(?:{HTML_TAGS})\b[^<>]*>)", re.I)
 YAML_KEY = re.compile(r"^[\w .$@/()-]{1,60}$")
 
@@ -64,10 +66,14 @@ class Document:
     format: str
     fields: list[str]
     renderer: Callable[[list[str]], Any]
+    original: Any = None
 
     def render(self, fields: Sequence[str]) -> Any:
+        """The result with `fields` in place of its own (itself when they are the same)."""
         if len(fields) != len(self.fields):
             raise ValueError(f"fields must hold {len(self.fields)} strings, got {len(fields)}")
+        if list(fields) == self.fields:
+            return self.original
         return self.renderer(list(fields))
 
     @property
@@ -187,6 +193,8 @@ def _markdown_table(text: str) -> Document | None:
 
 
 def _csv(text: str) -> Document | None:
+    """Cells of CSV or TSV text: two rows or more, of two cells or more, all as wide, short
+    cells (median at most 60 characters), and no space after most commas (that is prose)."""
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) < 2:
         return None
@@ -197,20 +205,27 @@ def _csv(text: str) -> Document | None:
             rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r]
         except csv.Error:
             continue
-        width = len(rows[0])
-        if width >= 2 and len(rows) >= 2 and all(len(r) == width for r in rows):
-            ending = "\r\n" if "\r\n" in text else "\n"
-            tail = ending if text.endswith(("\n", "\r")) else ""
-
-            def render(new: list[str], rows: list[list[str]] = rows, d: str = delimiter) -> str:
-                out = io.StringIO()
-                writer = csv.writer(out, delimiter=d, lineterminator=ending)
-                cells = iter(new)
-                writer.writerows([[next(cells) for _ in row] for row in rows])
-                return out.getvalue().rstrip("\r\n") + tail
-
-            return Document("tsv" if delimiter == "\t" else "csv", [c for r in rows for c in r], render)
+        if len(rows[0]) >= 2 and len(rows) >= 2 and all(len(r) == len(rows[0]) for r in rows):
+            cells = sorted(len(c) for r in rows for c in r)
+            spaced = text.count(delimiter + " ") > text.count(delimiter) / 2
+            if cells[len(cells) // 2] <= 60 and not (spaced and delimiter != "\t"):
+                return _csv_document(text, rows, delimiter)
     return None
+
+
+def _csv_document(text: str, rows: list[list[str]], delimiter: str) -> Document:
+    ending = "\r\n" if "\r\n" in text else "\n"
+    tail = ending if text.endswith(("\n", "\r")) else ""
+
+    def render(new: list[str]) -> str:
+        out = io.StringIO()
+        cells = iter(new)
+        writer = csv.writer(out, delimiter=delimiter, lineterminator=ending)
+        writer.writerows([[next(cells) for _ in row] for row in rows])
+        return out.getvalue().rstrip("\r\n") + tail
+
+    fields = [cell for row in rows for cell in row]
+    return Document("tsv" if delimiter == "\t" else "csv", fields, render)
 
 
 # ------------------------------------------------------------------- HTML
@@ -248,7 +263,7 @@ def _html(text: str) -> Document:
         for (k, j), old, now in zip(slots, fields, new, strict=True):
             if old == now:
                 continue
-            kind, raw = pieces[k]
+            kind = pieces[k][0]
             if kind == "text":
                 out[k] = html.escape(now, quote=False)
             elif kind == "comment":
@@ -274,13 +289,19 @@ def parse_result(result: Any) -> Document:
     """The fields of a tool result: a str (JSON, YAML, a table, CSV, HTML or text), a dict, a
     list or a tuple (nested). Other values (numbers, None) have no fields. Raises TypeError
     for anything else."""
+    document = _parse(result)
+    document.original = result
+    return document
+
+
+def _parse(result: Any) -> Document:
     if isinstance(result, (Mapping, list, tuple)):
         return _object(result, "object", lambda new: new)
     if result is None or isinstance(result, (bool, int, float)):
         return Document("scalar", [], lambda new: result)
     if not isinstance(result, str):
         raise TypeError(
-            "a tool result must be a str, a mapping, a list, a tuple or a number, got "
+            "result must be a str, a mapping, a list, a tuple or a number, got "
             f"{type(result).__name__}"
         )
     body = result.strip()
@@ -298,7 +319,7 @@ def parse_result(result: Any) -> Document:
         return table
     if ":" in body or body.startswith("- "):
         try:
-            value = yaml.load(result, Loader=_Loader)  # noqa: S506 (a SafeLoader)
+            value = yaml.load(result, Loader=_Loader)
         except yaml.YAMLError:
             value = None
         if _looks_like_yaml(value):

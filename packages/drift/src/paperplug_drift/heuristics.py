@@ -22,6 +22,7 @@ bills, e-mails and to-do lists are full of them.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -39,27 +40,34 @@ NOT_AI_AFTER = (  # "assistant manager", "AI research team": people and products
     r"(?! (?:manager|professor|director|team|research|researchers?|department|engineers?|"
     r"feature|course|lab|company|startup|product|to the|coach|editor|teacher|principal))"
 )
-VERBS = (
-    "send|transfer|wire|pay|email|e-mail|mail|forward|post|publish|upload|share|invite|add|remove|"
-    "delete|erase|wipe|create|make|book|reserve|cancel|change|modify|update|reset|set|turn|"
-    "disable|enable|visit|open|go|click|download|install|run|execute|call|use|get|fetch|find|"
-    "look|search|read|tell|say|write|reply|respond|answer|include|attach|concatenate|copy|move|"
-    "export|import|buy|purchase|order|give|grant|provide|list|summarize|summarise|translate|"
-    "ignore|forget|disregard|do|don't|never|always|stop|solve|complete|finish|check|verify|"
-    "confirm|approve|schedule|put|place|submit|append|insert|replace|rename|save|store|print|"
-    "show|display|recommend|claim|state|mention|notify|inform|alert|contact|message|text|dm|"
-    "ask|request|collect|gather|extract|retrieve|leak|reveal|disclose|output|return|repeat|"
-    "transmit|deliver|post|charge|withdraw|deposit|sell|sign|accept|decline|reject|close|"
-    "archive|mark|flag|follow|join|leave|kick|ban|block|unblock|grant|revoke|assign|"
-    "fill|enter|type|paste|navigate|browse|access|log|login|subscribe|unsubscribe|book|"
-    "be|keep|make|let|note|remember|ensure|act|pretend|respond|begin|start|first|now"
+# what an agent can be made to do with its tools (an order that continues an injection)
+ACTIONS = (
+    "send|transfer|wire|pay|email|e-mail|mail|forward|post|publish|upload|share|invite|add|"
+    "delete|erase|remove|wipe|create|book|reserve|cancel|change|modify|reset|disable|visit|open|"
+    "click|download|concatenate|copy|export|buy|purchase|grant|give|tell|say|reply|respond|"
+    "write|get|fetch|find|list|include|attach|make|do|solve|ignore|forget|disregard|stop|"
+    "transmit|leak|reveal|disclose|charge|withdraw|turn|set|schedule|order|provide|summari[sz]e|"
+    "output|return|repeat|print|show|recommend|claim|state|mention|collect|gather|extract|"
+    "retrieve|navigate|browse|access|log ?in|subscribe|approve|confirm|accept|sign|fill|"
+    "enter|paste|insert|replace|rename|move|archive|mark|flag|join|leave|kick|ban|block|revoke|"
+    "assign|act|pretend|answer|contact|message|text|dm|notify|inform|alert|translate|look up|"
+    "search for"
 )
+VERBS = (  # any imperative: after a cue, or dictated by a "TODO:" or a colon
+    ACTIONS + "|update|use|run|execute|call|look|search|read|check|verify|submit|append|save|"
+    "store|display|ask|request|deliver|sell|decline|reject|close|follow|unblock|type|keep|"
+    "let|note|remember|ensure|begin|start|be|install|import|put|place|go|complete|finish|stop"
+)
+ACTION = rf"(?:{ACTIONS})\b"
 VERB = rf"(?:{VERBS})\b"
-LEAD = (  # discourse words and list markers before an imperative
+LEAD = (  # list markers, then discourse words before an imperative
     r"(?:(?:[-*\u2022>#]+|\d+[.)]|\(?[a-z][.)])\s*)?"
-    r"(?:(?:and|also|then|now|next|finally|first|firstly|second|secondly|third|lastly|"
-    r"afterwards|after that|just|simply|please|kindly|immediately|so|ok|okay|and then|"
-    r"additionally|moreover|plus|instead|quickly|right away)[,:]?\s+)*"
+    r"(?:(?:and|also|now|just|simply|please|kindly|immediately|so|ok|okay|additionally|plus|"
+    r"instead|quickly|right away)[,:]?\s+)*"
+)
+CHAIN = (  # an order that goes on from the one before
+    r"(?:then|and then|next|finally|first|firstly|second|secondly|third|lastly|afterwards|"
+    r"after that|after|also|additionally)[,:]?\s+(?:please\s+)?"
 )
 SENSITIVE = re.compile(
     r"\b[a-z]{2}\d{2}(?: ?[a-z0-9]){10,30}\b"  # an IBAN
@@ -68,8 +76,8 @@ SENSITIVE = re.compile(
     r"|\+?\d[\d ()-]{8,}\d"  # a phone number
     r"|\b(?:password|passport|credit card|card number|security code|verification code|2fa|"
     r"two-factor|pin code|social security|bank account number|id number)\b"
-    r"|\b(?:all|every|each|entire|full|whole) (?:(?:the|my|of the|unread|received|sent) )*"
-    r"(?:messages|e-?mails|files|contacts|events|transactions|channels|data|information|money|inbox)\b"
+    r"|\b(?:all|every|each|entire|full|whole) (?:(?:the|my|of the|single|unread|received|sent) )*"
+    r"(?:messages|e-?mails?|files|contacts|events|transactions|channels|data|information|money|inbox)\b"
     r"|\bthe user'?s?\b|\bwithout asking\b|\bas much money\b|^(?:todo: )?(?:say|tell (?:the user|me)) that\b"
 )
 
@@ -81,8 +89,10 @@ CUES = [
     # "you, the assistant"
     rf"\byou,? (?:the |an? )?{AI}\b{NOT_AI_AFTER}",
     # vocatives: "Dear AI assistant,", "Note to any AI reading this", "P.S. for the chatbot:"
-    r"(?<!\w )(?<![\w-])(?:dear|(?:hi|hey|hello)(?: there)?,?|attention|"
-    r"(?:note|message|reminder|instructions?|directive|notice|request|warning|memo|update|"
+    r"(?<!\w )(?<![\w-])(?:dear|(?:hi|hey|hello|yo|psst|listen|ok|okay)(?: there)?,?|attention|"
+    r"(?:(?:hidden|secret|urgent|important|quick|special|private|confidential|final|short|"
+    r"brief|new) )?(?:note|message|reminder|instructions?|directive|notice|request|warning|memo|update|"
+    r"todo|to-do|task|requirement|step|order|command|"
     r"p\.?s\.?|hinweis|nachricht|mensaje|avis)\s+(?:to|for|an|para|pour))\s+"
     rf"(?:the |any |all |every |dear |you |den |die |le |la |el )?{AI}\b{NOT_AI_AFTER}",
     # a bare vocative at the start of a sentence, then an order: "Assistant, forget ...", "AI: send"
@@ -137,7 +147,7 @@ CUES = [
     # secrecy towards the user, acting without asking
     r"\b(?:do not|don't|never|without) (?:tell|telling|inform|informing|notify|notifying|mention|"
     r"mentioning|reveal|revealing|alert|alerting|show|showing|ask|asking|confirm|confirming|"
-    r"consult|consulting)\b[^.\n]{0,40}?\b(?:the user|me|anyone|for (?:confirmation|permission|"
+    r"consult|consulting)\b[^.\n]{0,40}?\b(?:the user|me|for (?:confirmation|permission|"
     r"approval))\b",
     r"\b(?:do not|don't|never) (?:mention|reveal|include|disclose)\b[^.\n]{0,40}\b(?:in|from|to) "
     r"(?:your|the) (?:reply|answer|response|summary|output)\b",
@@ -161,6 +171,29 @@ CUES = [
     r"[a-z]+_[a-z0-9_]+)",
     r"\bwith the (?:following )?arguments:? [{(\[]",
     r"\bsubstitute the placeholders\b",
+    # an AI named as the one to act: "AI agents: get ...", "an assistant ... should first send"
+    rf"\b(?:{AI}|(?:the|an?) agents?)\b{NOT_AI_AFTER}(?: \([^)]{{0,30}}\))?\s*:\s*(?:please\s+)?{ACTION}",
+    rf"\b(?:{AI}|(?:the|an?) agents?)\b{NOT_AI_AFTER}[^.\n]{{0,60}}\b(?:should|must|needs? to|has to|is (?:expected|"
+    rf"required|supposed|asked) to|shall)(?: (?:first|now|also|immediately|always))? (?:please )?{ACTION}",
+    r"[\"'](?:assistant|ai|agent|bot|llm|model)[_ -]?(?:action|task|instructions?|command|directive|"
+    r"prompt)s?[\"']\s*:",
+    r"\byou are now (?:an? |the )?\w*(?:bot|gpt|ai|assistant|agent)\b|\ban? (?:ai|assistant|"
+    r"model|bot|chatbot) (?:with|without) (?:no )?(?:restrictions|limits|rules|filters|guidelines)\b",
+    # the user or owner as a third party the text speaks for
+    r"\b(?:approved|authori[sz]ed|requested|confirmed|sanctioned|cleared) by (?:the )?(?:user|"
+    r"account owner|owner|account holder|administrator|admin)\b",
+    r"\bon (?:the )?(?:user'?s|owner'?s|account owner'?s) behalf\b|\bwhoever (?:is )?reading this\b",
+    r"\b(?:i am|i'm|this is) the (?:owner|holder|administrator|admin) of this (?:inbox|account|"
+    r"mailbox|drive|workspace|calendar|profile)\b",
+    r"\bthe (?:account owner|owner of this account|account holder) (?:wrote|writes|says|said|asks|"
+    r"asked|wants|wanted)\b",
+    # posing as the system or an authority, then an order
+    r"(?<![\w-])(?:system|admin|administrator|developer|researcher|operator|security|compliance|"
+    r"root|supervisor)(?: team)?(?: instructions?| requirement| notice| message| directive| order| "
+    r"command)?(?: \([^)]{0,30}\))?\s*:\s*(?:please\s+)?" + ACTION,
+    # overriding the conversation
+    r"\b(?:ignore|disregard|forget|override|drop)\b (?:the |this |our |your |all )?(?:conversation|"
+    r"chat|context|dialogue|history)(?: so far| above| until now)?\b",
     # stopping the agent (AgentDojo's denial-of-service strings)
     r"\b(?:stop|halt|cease) (?:what|everything) you(?:'re| are) doing\b|\bimmediately stop\b",
 ]
@@ -169,40 +202,60 @@ TODO = re.compile(r"\b(?:todo|to-do|to do|action item|action required)\s*:")
 BLOCK = re.compile(  # tagged blocks: XML-like tags, comments, [X] ... [/X], chat turns
     r"<(?P<tag>[a-z][\w:.-]*)(?:\s[^<>]*)?>.*?</(?P=tag)\s*>"
     r"|<!--.*?(?:-->|$)"
-    r"|\[(?P<bracket>[a-z][^\]\n]{0,60})\].*?\[(?:/(?P=bracket)|/[a-z]+|end[^\]\n]{0,40})\]"
+    r"|\[(?P<bracket>[a-z][^\]]{0,60})\].*?\[(?:/(?P=bracket)|/[a-z]+|end[^\]]{0,40})\]"
     r"|<\|im_start\|>.*?(?:<\|im_end\|>|$)",
     re.S,
 )
 SUSPICIOUS_TAG = re.compile(
     r"^(?:<|\[)(?:information|instructions?|system|admin|important|prompt|inst|directive|"
     r"hidden|note|assistant|ai|message|task)\b"
+    r"|^<[a-z]+[^>]*style=[\"'][^\"']*(?:display:\s*none|visibility:\s*hidden|font-size:\s*[01](?:px|pt)|"
+    r"opacity:\s*0(?:[;\"']|$)|color:\s*(?:#fff\b|#ffffff|white))"
 )
-UNIT_END = re.compile(r"(?<=[.!?])[\"')\]]*(?= )|(?<=[;}])(?= )|\n+")
-NO_SENTENCE_END = re.compile(
+# unit boundaries: after a sentence's end, a ";" or a "}", at a line break, around tags
+UNIT_END = re.compile(r"(?<=[.!?])[\"')\]]*(?= )|(?<=[;})\]>])(?= )|\n+")
+NO_SENTENCE_END = re.compile(  # a full stop before a lower-case word that ends no sentence
     r"(?:\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|prof|no|approx|ca|cf|st|p\.s|a\.m|p\.m|\w)\.|[?!][\"']+)$"
 )
+LIST_ITEM = re.compile(r"(?:\d{1,3}|[a-z])[.)]")
+LIST_NUMBER = re.compile(r"(?:^|\n)\s*\d{1,3}[.)]$")
 TAG_EDGE = re.compile(r"<[^<>\n]{1,80}>|<!--|-->|\[/?[a-z][^\]\n]{0,60}\]")
-
-INSTRUCTION = re.compile(
-    rf"^{LEAD}(?:{VERB}"
-    rf"|(?:if|when|once|after|before|while|as soon as|in case|unless)\b[^,]{{0,160}},\s*(?:please\s+)?(?:{VERB}|you\b|then\b)"
-    r"|(?:the|each|every|this|that|your|its) (?:[a-z-]+ )?(?:subject|title|body|e-?mail|message|event|recipient|"
-    r"attachment|file|amount|date|transaction|payment|description|content)s? (?:should|must|needs? to|has to|will)\b"
-    r"|(?:make sure|be sure|remember|don't forget|do not forget|you (?:should|must|need to|have to|"
-    r"will|can|may|are to|are required to|are allowed to))\b"
-    r"|i want to\b"
-    r"|(?:subject|body|title|to|cc|recipient|amount|iban)\s*:"
-    r"|(?:thanks|thank you|many thanks|cheers|best|regards|kind regards|signed|sincerely|yours)"
-    r"\b[^.?]{0,30}$)"
-)
 SENTENCE_END = re.compile(r"[.!?][\"')\]]*$")
 CLOSING_TAG = re.compile(r"(?:</[^<>]{1,80}>|\[/[^\]]{1,60}\]|-->|<\|im_end\|>|[}\]])$")
-BODY = re.compile(r"\b(?:body|following (?:text|message|language|content|words)(?: exactly)?|language exactly)\s*:$")
+DANGLING = re.compile(  # a line that stops mid-phrase: the next line goes on with it
+    r"(?:\b(?:a|an|the|to|of|for|from|with|via|in|on|at|by|and|or|your|my|his|her|their|this|"
+    r"that|these|those|all|every|each|as|is|are|be)|\d|,)$"
+)
+SIGNED_OFF = re.compile(r"\b(?:best|kind regards|regards|thanks|cheers|sincerely|yours),? [a-z]+\b")
 CLOSING = re.compile(
     r"^(?:thanks|thank you|many thanks|cheers|best|regards|kind regards|signed|sincerely|yours)"
-    r"\b[^.?]{0,30}$"
+    r"\b[^.?]{0,15}[.!]?$"
 )
-COLON_ORDER = re.compile(rf":\s*{LEAD}{VERB}|\bthen,? {VERB}")
+BODY = re.compile(  # a dictated message: "...the following language exactly:", "Body:"
+    r"\b(?:body|following (?:text|message|language|content|words)(?: exactly)?|language exactly)\s*:"
+    r"(?P<inline>.*)$"
+)
+ORDER = re.compile(  # a unit that goes on with an injected order
+    rf"^{LEAD}(?:{ACTION}"
+    rf"|{CHAIN}{ACTION}"
+    rf"|(?:if|when|once|after|before|while|as soon as|in case|unless)\b[^,]{{0,160}},\s*"
+    rf"(?:please\s+)?(?:then\s+)?(?:{ACTION}|you\b)"
+    r"|(?:the|each|every|this|that|your|its) (?:[a-z-]+ )?(?:subject|title|body|e-?mail|message|"
+    r"event|recipient|attachment|file|amount|date|transaction|payment|description|content)s? "
+    r"(?:should|must|needs? to|has to|will)\b"
+    r"|(?:make sure|be sure|remember to|don't forget|do not forget|you (?:should|must|need to|"
+    r"have to|will|can|may|are to|are required to|are allowed to))\b"
+    r"|i want to\b"
+    rf"|(?:(?:hey|hi|hello|ok|okay|so)[,!]?\s+)?(?:could|can|would|will) you (?:please )?{ACTION}"
+    rf"|[^,.:]{{1,25}},\s*(?:please\s+)?{ACTION}"
+    r"|(?:subject|body|title|to|cc|recipient|amount|iban)\s*:"
+    r"|(?:thanks|thank you|many thanks|cheers|best|regards|kind regards|signed|sincerely|yours)"
+    r"\b[^.?]{0,15}[.!]?$)"
+)
+DICTATED = re.compile(
+    rf":\s*{LEAD}{VERB}|\bthen,? {ACTION}"
+)  # "... tell you: send", "and then send"
+PREAMBLE = re.compile(r"^[^a-z]*[a-z][^.]{0,30}(?::|!!+)$")  # "IMPORTANT!!!", "Urgent:"
 
 
 @dataclass
@@ -218,19 +271,27 @@ class Unit:
 def split_units(view: NormalizedText, original: str) -> list[Unit]:
     """The units of a normalised field: sentences, clauses after ";", lines, and tags on their
     own. A full stop before a lower-case word ends no sentence after an abbreviation
-    ("e.g. user_name", "10 a.m. sharp"), nor a "?" or "!" inside quotes ("'going?' to")."""
+    ("e.g. user_name", "10 a.m. sharp") nor a "?" or "!" inside quotes ("'going?' to"), and a
+    list number ("1.") stays with its item."""
     text = view.text
     cuts = {0, len(text)}
     for m in UNIT_END.finditer(text):
-        after = view.origin[min(m.end() + 1, len(text))]
-        if original[after : after + 1].islower() and NO_SENTENCE_END.search(text, 0, m.end()):
+        if m.group().startswith("\n"):
+            cuts.update((m.start(), m.end()))
             continue
-        cuts.update((m.start(), m.end()))
+        if LIST_NUMBER.search(text, 0, m.start()):
+            continue
+        after = original[view.origin[min(m.end() + 1, len(text))] :][:1]
+        if m.group() == "" and text[m.start() - 1] in ")]>" and not after.isupper():
+            continue  # "(XR-200) is": a bracket ends a sentence only before a capital
+        if after.islower() and NO_SENTENCE_END.search(text, 0, m.end()):
+            continue
+        cuts.add(m.end())  # closing quotes and brackets stay with their sentence
     for m in TAG_EDGE.finditer(text):
         cuts.update((m.start(), m.end()))
     points = sorted(cuts)
     units, paragraph = [], 0
-    for a, b in zip(points, points[1:], strict=False):
+    for a, b in itertools.pairwise(points):
         piece = text[a:b]
         if "\n\n" in piece:
             paragraph += 1
@@ -241,9 +302,10 @@ def split_units(view: NormalizedText, original: str) -> list[Unit]:
 
 
 def instruction_like(unit: str) -> bool:
-    """Does this unit (normalised) give an order, set a condition on one, or close a message?"""
+    """Does this unit (normalised) go on with an injected order: an action, a chained or
+    conditional one, what the message should say, a dictated one after a colon, a closing?"""
     unit = unit.strip(" \"'([{")
-    return bool(INSTRUCTION.match(unit) or COLON_ORDER.search(unit))
+    return bool(ORDER.match(unit) or DICTATED.search(unit))
 
 
 def _cue_spans(text: str) -> list[tuple[int, int]]:
@@ -282,82 +344,117 @@ def injected_spans(text: str) -> list[tuple[int, int]]:
     blocks = [b for b in BLOCK.finditer(view.text) if cues or SUSPICIOUS_TAG.match(b.group())]
     if not cues and not blocks:
         return []
-    units = split_units(view, text)
-    spans = [view.span(u.start, u.end) for u in units]
-    norm = [view.text[u.start : u.end] for u in units]
-    raw = [text[a:b] for a, b in spans]
-    hit = [any(a < ce and cs < b for cs, ce in cues) for a, b in spans]
+    fragment = _Field(text, view)
     injected: set[int] = set()
+    limit = {}  # a cue inside a tagged block extends to the block's end at most
     for block in blocks:
         a, b = view.span(*block.span())
-        inside = [k for k, (s, e) in enumerate(spans) if a <= s and e <= b]
+        inside = [k for k, (s, e) in enumerate(fragment.spans) if a <= s and e <= b]
         suspicious = SUSPICIOUS_TAG.match(block.group()) and any(
-            instruction_like(norm[k]) for k in inside
+            instruction_like(fragment.norm[k]) for k in inside
         )
-        if any(a < ce and cs < b for cs, ce in cues) or suspicious:
+        if inside and (any(a < ce and cs < b for cs, ce in cues) or suspicious):
             injected.update(inside)
-    for k in [k for k, h in enumerate(hit) if h]:
-        injected.add(k)
-        _extend(units, norm, raw, k, injected)
-    return _merge(view, units, sorted(injected))
+            limit.update({k: inside[-1] for k in inside})
+    for k, (a, b) in enumerate(fragment.spans):
+        if any(a < ce and cs < b for cs, ce in cues):
+            injected.add(k)
+            fragment.extend(k, injected, limit.get(k, len(fragment.units) - 1))
+    return fragment.merge(sorted(injected))
 
 
-def _continues(before: str, unit: str) -> bool:
-    """Does original `unit` go on with the sentence of `before` (no full stop, no closing tag
-    between them, and `unit` starts in lower case, as a wrapped line does)?"""
-    if SENTENCE_END.search(before.rstrip()) or CLOSING_TAG.search(before.rstrip()):
-        return False
-    first = re.match(r"\s*[\"'(]?([^\W\d_])", unit)
-    return bool(first and first.group(1).islower())
+class _Field:
+    """One field cut into units: normalised and original text of each, and the rules that
+    grow a cue into the whole injected instruction."""
 
+    def __init__(self, text: str, view: NormalizedText) -> None:
+        self.view = view
+        self.units = split_units(view, text)
+        self.spans = [view.span(u.start, u.end) for u in self.units]
+        self.norm = [view.text[u.start : u.end] for u in self.units]
+        self.raw = [text[a:b] for a, b in self.spans]
 
-def _extend(
-    units: list[Unit], norm: list[str], raw: list[str], k: int, injected: set[int]
-) -> None:
-    """Add the units around cue unit `k` that belong to its instruction (see the module's
-    docstring): before it, the start of its sentence and a short preamble ("IMPORTANT!!!");
-    after it, what continues its sentence and the instructions that follow, past a paragraph
-    break after an announcement (":"), through a dictated message body to its sign-off."""
-    j = k - 1
-    while j >= 0 and units[j].paragraph == units[j + 1].paragraph:
-        short = len(norm[j].split()) <= 3 and norm[j].endswith(("!", ":"))
-        if not (short or _continues(raw[j], raw[j + 1])):
-            break
-        injected.add(j)
-        j -= 1
+    def continues(self, j: int, *, forward: bool = True) -> bool:
+        """Does unit j go on with the sentence of unit j - 1 (same paragraph, no full stop or
+        closing tag between, and j starts in lower case, or, reading forward, j - 1 stops
+        mid-phrase: "Wire 2,500 / EUR to ...")?"""
+        if j == 0 or self.units[j].paragraph != self.units[j - 1].paragraph:
+            return False
+        before = self.raw[j - 1].rstrip()
+        if LIST_ITEM.fullmatch(before.strip()):
+            return True  # "1." then its item on the next line
+        if SENTENCE_END.search(before) or CLOSING_TAG.search(before):
+            return False
+        first = re.match(r"\s*[\"'(]?([^\W\d_])", self.raw[j])
+        lower = bool(first and first.group(1).islower())
+        return lower or bool(forward and first and DANGLING.search(self.norm[j - 1]))
 
-    def sentence(j: int) -> str:  # unit j and the wrapped lines that continue it
+    def sentence(self, j: int) -> str:
+        """Unit j and the wrapped lines that go on with it."""
         end = j
-        while end + 1 < len(units) and units[end + 1].paragraph == units[j].paragraph:
-            if not _continues(raw[end], raw[end + 1]):
-                break
+        while end + 1 < len(self.units) and self.continues(end + 1):
             end += 1
-        return " ".join(norm[j : end + 1])
+        return " ".join(self.norm[j : end + 1])
 
-    announced, body, signed = norm[k].endswith(":"), bool(BODY.search(norm[k])), False
-    crossed = 0
-    for j in range(k + 1, len(units)):
-        same = units[j].paragraph == units[j - 1].paragraph
-        unfinished = same and _continues(raw[j - 1], raw[j])
-        if body:  # a dictated message: its greeting, text and sign-off (three paragraphs)
-            crossed += not same
-            if crossed > 2 or (signed and (not same or len(norm[j].split()) > 4)):
+    def extend(self, k: int, injected: set[int], last: int) -> None:
+        """Add the units around cue unit k that belong to its instruction (see the module's
+        docstring), up to unit `last`: before it, the start of its sentence and a preamble
+        ("IMPORTANT!!!"); after it, what continues its sentence and the orders that follow,
+        past a paragraph break after an announcement (":"), through a dictated message body
+        to its sign-off (at most three paragraphs)."""
+        units, norm = self.units, self.norm
+        j = k
+        while j > 0 and units[j - 1].paragraph == units[j].paragraph:
+            if not (self.continues(j, forward=False) or PREAMBLE.match(self.raw[j - 1].strip())):
+                break
+            j -= 1
+            injected.add(j)
+        announced, body, signed, crossed = norm[k].endswith(":"), self._body(k), False, 0
+        for j in range(k + 1, last + 1):
+            same = units[j].paragraph == units[j - 1].paragraph
+            if body == "inline":  # "Body: Hi Mark, ..." on one line: on to its sign-off, if near
+                ahead = [i for i in range(j, min(j + 3, last + 1)) if SIGNED_OFF.search(norm[i])]
+                if ahead and all(
+                    units[i].paragraph == units[j].paragraph for i in range(j, ahead[0] + 1)
+                ):
+                    injected.update(range(j, ahead[0] + 1))
+                    return
+                body = None
+            if body == "block" and self._body(j) == "inline":  # "Subject: ... / Body: ..."
+                injected.add(j)
+                body = "inline"
+                continue
+            if body == "block":  # greeting, text and sign-off; the third ends at its full stop
+                crossed += not same
+                ended = crossed == 2 and same and SENTENCE_END.search(norm[j - 1])
+                if crossed > 2 or ended or (signed and (not same or len(norm[j].split()) > 4)):
+                    return
+                signed = signed or bool(CLOSING.match(norm[j]))
+            elif not (
+                announced
+                or self.continues(j)
+                or j in injected
+                or (same and instruction_like(self.sentence(j)))
+            ):
                 return
-            signed = signed or bool(CLOSING.match(norm[j]))
-        elif not (announced or unfinished or j in injected or (same and instruction_like(sentence(j)))):
-            return
-        injected.add(j)
-        announced = norm[j].endswith(":")
-        if not body and BODY.search(norm[j]):
-            body, crossed = True, 0
+            injected.add(j)
+            announced = norm[j].endswith(":")
+            body, crossed = (body or self._body(j)), (0 if not body else crossed)
 
+    def _body(self, k: int) -> str | None:
+        """Whether unit k dictates a message: "block" when its body follows on the next lines,
+        "inline" when it follows on the same line; None when it dictates none."""
+        match = BODY.search(self.norm[k])
+        if not match:
+            return None
+        return "inline" if match.group("inline").strip() else "block"
 
-def _merge(view: NormalizedText, units: list[Unit], chosen: list[int]) -> list[tuple[int, int]]:
-    """Original spans of runs of consecutive chosen units (the gaps between them included)."""
-    runs: list[list[int]] = []
-    for k in chosen:
-        if runs and runs[-1][-1] == k - 1:
-            runs[-1].append(k)
-        else:
-            runs.append([k])
-    return [view.span(units[r[0]].start, units[r[-1]].end) for r in runs]
+    def merge(self, chosen: list[int]) -> list[tuple[int, int]]:
+        """Original spans of runs of consecutive chosen units (the gaps between them included)."""
+        runs: list[list[int]] = []
+        for k in chosen:
+            if runs and runs[-1][-1] == k - 1:
+                runs[-1].append(k)
+            else:
+                runs.append([k])
+        return [self.view.span(self.units[r[0]].start, self.units[r[-1]].end) for r in runs]

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from paperplug.checks import check_scalar
+from paperplug import ChatModel
+from paperplug.checks import check_scalar, check_type
 from paperplug_drift.calls import extract_tag
 from paperplug_drift.formats import parse_result
 from paperplug_drift.normalize import normalize_map
@@ -40,18 +41,18 @@ WITHHELD = "[tool result withheld by DRIFT: its injection check could not be com
 
 
 def cut(text: str, start: int, end: int) -> str:
-    """`text` without [start, end): the whitespace on both sides becomes one separator, a
-    line break if either side had one (a blank line if either had a blank line); at the
-    start of `text` it goes, at the end it stays."""
+    """`text` without [start, end): the whitespace on its two sides becomes the wider of the
+    two (a blank line, a line break or a space); at the start of `text` it goes, at the end
+    it stays."""
     left, right = text[:start], text[end:]
     left_text, right_text = left.rstrip(), right.lstrip()
     if not left_text:
         return right_text
     if not right_text:
         return left_text + right
-    gaps = left[len(left_text) :] + right[: len(right) - len(right_text)]
-    lines = gaps.count("\n")
-    sep = "\n\n" if lines >= 2 else "\n" if lines else " " if gaps else ""
+    gaps = (left[len(left_text) :], right[: len(right) - len(right_text)])
+    lines = max(gap.count("\n") for gap in gaps)
+    sep = "\n\n" if lines >= 2 else "\n" if lines else " " if any(gaps) else ""
     return left_text + sep + right_text
 
 
@@ -108,11 +109,9 @@ class LLMDetector:
     scope = "result"
 
     def __init__(self, model: Any, *, max_tokens: int = 512, usage: Usage | None = None) -> None:
-        if not callable(getattr(model, "chat", None)):
-            raise TypeError(
-                f"model must be a ChatModel with chat(messages), got {type(model).__name__}; "
-                "use HeuristicDetector without one"
-            )
+        check_type(
+            model, "model", ChatModel, what="a ChatModel with chat(messages)"
+        )  # HeuristicDetector needs none
         self.model, self.usage = model, usage
         self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
 

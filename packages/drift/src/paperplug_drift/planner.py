@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug import ChatModel
+from paperplug.checks import check_scalar, check_type
 from paperplug_drift.calls import Call, as_call, extract_tag
 from paperplug_drift.toolsets import tool_specs
 from paperplug_drift.usage import Usage, ask
@@ -164,19 +166,15 @@ class SecurePlanner:
     def __init__(
         self, model: Any, *, max_retries: int = 3, max_tokens: int = 768, usage: Usage | None = None
     ) -> None:
-        if model is None:
-            raise TypeError("SecurePlanner needs a ChatModel; use oracle_plan without one")
-        if max_retries < 1:
-            raise ValueError(f"max_retries must be >= 1, got {max_retries}")
-        self.model, self.max_retries, self.max_tokens, self.usage = (
-            model,
-            max_retries,
-            max_tokens,
-            usage,
-        )
+        check_type(
+            model, "model", ChatModel, what="a ChatModel with chat(messages)"
+        )  # oracle_plan needs none
+        self.model, self.usage = model, usage
+        self.max_retries = check_scalar(max_retries, "max_retries", "int", low=1)
+        self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
 
     def plan(self, query: str, tools: Any, **context: Any) -> Plan:
-        if not isinstance(query, str) or not query.strip():
+        if not check_type(query, "query", str).strip():
             raise ValueError("query must be a non-empty string")
         specs = json.dumps(tool_specs(tools), default=str)
         system = PLANNER_PROMPT.replace("{tools}", specs)
@@ -256,3 +254,72 @@ def oracle_plan(calls: Sequence[Any], query: str) -> Plan:
         conditions = {k: parsed[i - 1].name for k, v in required.items() if v is None and i > 0}
         nodes.append(ChecklistNode(call.name, required or None, conditions or None))
     return Plan([c.name for c in parsed], nodes, "oracle plan")
+
+
+# An LLM-free planner that sees the user's query and the tool schemas only [R]: a Write or
+# Execute tool is planned when the query asks for its action (the verb of its name, or a
+# synonym) and names its object when several tools share that action. Read tools need no
+# plan (a Read deviation is approved). Its checklist fixes nothing: which values the query
+# means for which parameter is what a language model is for.
+ACTION_WORDS = {
+    "send": ("send", "pay", "transfer", "wire", "e-mail", "email", "mail", "message", "dm", "write", "tell", "forward", "reply", "remit", "refund"),
+    "schedule": ("schedule", "recurring", "standing order", "set up"),
+    "update": ("update", "change", "modify", "edit", "correct", "fix", "adjust", "set", "reset"),
+    "add": ("add", "include", "invite", "put"),
+    "invite": ("invite", "add"),
+    "remove": ("remove", "delete", "kick", "drop"),
+    "delete": ("delete", "remove", "erase", "trash", "discard"),
+    "post": ("post", "publish", "upload"),
+    "create": ("create", "add", "make", "new", "schedule", "set up", "write", "organize", "organise", "put"),
+    "cancel": ("cancel", "call off", "delete", "remove"),
+    "reserve": ("reserve", "book", "reservation"),
+    "reschedule": ("reschedule", "move", "postpone", "change", "push"),
+    "append": ("append", "add"),
+    "share": ("share", "grant", "give access"),
+}  # fmt: skip
+STOP_TOKENS = {"to", "from", "by", "for", "in", "of", "the", "a", "user", "users", "new", "all"}
+
+
+def _stem(word: str) -> str:
+    return re.sub(r"(?:ies|es|s|ing|ed)$", "", word.lower())[:6]
+
+
+class QueryPlanner:
+    """`plan(query, tools) -> Plan` without a model and without ground truth: the Write and
+    Execute tools whose action the query asks for (see ACTION_WORDS), in the order the query
+    mentions them; the checklist leaves every parameter open. Labelled "query planner"."""
+
+    source = "query planner"
+
+    def plan(self, query: str, tools: Any, **context: Any) -> Plan:
+        from paperplug_drift.privileges import Privilege, heuristic_privilege
+
+        if not check_type(query, "query", str).strip():
+            raise ValueError("query must be a non-empty string")
+        words = re.findall(r"[a-z][a-z-]*", query.lower())
+        text, stems = " ".join(words), {_stem(w) for w in words}
+        chosen: list[tuple[int, str, dict[str, Any]]] = []
+        by_action: dict[str, list[tuple[str, list[str], dict[str, Any]]]] = {}
+        for spec in tool_specs(tools):
+            if heuristic_privilege(spec["name"]) == Privilege.READ:
+                continue
+            verb, *objects = spec["name"].lower().split("_")
+            objects = [o for o in objects if o not in STOP_TOKENS]
+            by_action.setdefault(verb, []).append((spec["name"], objects, spec))
+        for verb, candidates in by_action.items():
+            said = [
+                m.start()
+                for w in ACTION_WORDS.get(verb, (verb,))
+                for m in re.finditer(rf"\b{re.escape(w)}\b", text)
+            ]
+            if not said:
+                continue
+            named = [c for c in candidates if any(_stem(o) in stems for o in c[1])]
+            for name, _, spec in named or (candidates if len(candidates) == 1 else []):
+                chosen.append((min(said), name, spec))
+        chosen.sort(key=lambda item: item[0])
+        nodes = [
+            ChecklistNode(name, {p: None for p in spec["parameters"].get("properties", {})} or None)
+            for _, name, spec in chosen
+        ]
+        return Plan([n.name for n in nodes], nodes, self.source)

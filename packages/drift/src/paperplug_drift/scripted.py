@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from paperplug.checks import check_scalar
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
@@ -68,9 +69,8 @@ class ScriptedAgent(BasePipelineElement):
     `messages` (the conversation as it last saw it)."""
 
     def __init__(self, *, window: int = 6, name: str = "local") -> None:
-        if window < 1:
-            raise ValueError(f"window must be >= 1, got {window}")
-        self.window, self.name = window, name
+        self.window = check_scalar(window, "window", "int", low=1)
+        self.name = name
         self.user_task: Any = None
         self.injection_task: Any = None
         self.poison: Any = None

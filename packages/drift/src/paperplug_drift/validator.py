@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug import ChatModel
+from paperplug.checks import check_choice, check_type
 from paperplug_drift.calls import Call, as_call, extract_tag
 from paperplug_drift.planner import ChecklistNode, Plan
 from paperplug_drift.privileges import Privilege
@@ -43,8 +45,9 @@ class IntentJudge:
     (the official behaviour)."""
 
     def __init__(self, model: Any, *, fail_closed: bool = True, usage: Usage | None = None) -> None:
-        if model is None:
-            raise TypeError("IntentJudge needs a ChatModel; use StrictJudge without one")
+        check_type(
+            model, "model", ChatModel, what="a ChatModel with chat(messages)"
+        )  # StrictJudge needs none
         self.model, self.fail_closed, self.usage = model, fail_closed, usage
 
     def judge(self, planned: Sequence[str], extended: Sequence[str], query: str) -> bool:
@@ -146,10 +149,8 @@ class DynamicValidator:
         repeat_reads: bool = True,
         usage: Usage | None = None,
     ) -> None:
-        if not isinstance(plan, Plan):
-            raise TypeError(f"plan must be a Plan, got {type(plan).__name__}")
-        if align not in ("position", "official"):
-            raise ValueError(f"align must be 'position' or 'official', got {align!r}")
+        check_type(plan, "plan", Plan)
+        check_choice(align, "align", ("position", "official"))
         self.initial_plan = plan.copy()
         self.plan = plan.copy()
         self.privileges = {k: Privilege(v) for k, v in privileges.items()}

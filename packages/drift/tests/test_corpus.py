@@ -1,0 +1,63 @@
+"""The isolation corpus (tests/data/isolation): built from its templates as shipped, of the
+size and variety the issue asks, and the goals measured on it per split: injections
+detected >= 98% (obfuscated ones too), clean content kept >= 99%, benign look-alikes changed
+<= 2%, clean results never changed, every result kept in its type."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from paperplug_drift import InjectionIsolator
+from paperplug_drift.corpus import build_corpus, load_corpus, rates, score_isolation
+from paperplug_drift.formats import parse_result
+
+DATA = Path(__file__).parent / "data" / "isolation"
+RECORDS = load_corpus(DATA / "corpus.jsonl")
+
+
+def test_the_shipped_corpus_is_what_its_templates_build():
+    templates = json.loads((DATA / "templates.json").read_text(encoding="utf-8"))
+    assert build_corpus(templates, seed=0) == RECORDS
+    assert build_corpus(templates, seed=1) != RECORDS  # the seed draws the records
+
+
+def test_size_and_variety():
+    injected = [r for r in RECORDS if r["kind"] == "injected"]
+    benign = [r for r in RECORDS if r["kind"] == "benign"]
+    assert len(injected) >= 200 and len(benign) >= 100
+    assert len({r["format"] for r in injected}) >= 6
+    assert {r["placement"] for r in injected} == {"start", "middle", "end"}
+    assert {r["source"] for r in injected} == {"agentdojo", "paraphrase"}
+    assert sum(r["obfuscation"] is not None for r in injected) >= 100
+    for split in ("dev", "test"):  # the splits share no template
+        mine = [r for r in RECORDS if r["split"] == split]
+        other = [r for r in RECORDS if r["split"] != split]
+        for key in ("host", "wrapper", "benign"):
+            assert not {r.get(key) for r in mine if r.get(key)} & {r.get(key) for r in other}
+
+
+def test_every_format_renders_its_own_fields_back_as_they_were():
+    for r in RECORDS:
+        document = parse_result(r["result"])
+        assert document.render(document.fields) is r["result"]
+        again = document.renderer(list(document.fields))  # re-serialised all the same
+        if r["host"] == "yaml-restaurant":  # written by hand: the same YAML, dumped anew
+            assert yaml.safe_load(again) == yaml.safe_load(r["result"])
+        else:
+            assert again == r["result"], r["id"]
+
+
+@pytest.fixture(scope="module")
+def report():
+    iso = InjectionIsolator()
+    return score_isolation(lambda query, result: iso.isolate(query, result).result, RECORDS)
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_the_goals_hold_on_each_split(report, split):
+    got = rates(report[split])
+    assert got["detected"] >= 98.0 and got["obfuscated_detected"] >= 98.0, got
+    assert got["clean_kept"] >= 99.0 and got["benign_changed"] <= 2.0, got
+    assert report[split]["clean_changed"] == 0 and report[split]["type_kept"]
+    assert report[split]["formats"] >= 6
