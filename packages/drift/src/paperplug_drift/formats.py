@@ -54,6 +54,13 @@ HTML_TOKEN = re.compile(
 HTML_ATTRIBUTE = re.compile(
     r"""(\b(?:alt|title|aria-label|placeholder|content|value)\s*=\s*)(["'])(.*?)\2""", re.I | re.S
 )
+HTML_HIDDEN = re.compile(
+    r"<!--\s*(?P<mark>[a-z][\w-]*)\s*-->.*?<!--\s*/(?P=mark)\s*-->"
+    r"|<(?P<tag>[a-z][a-z0-9]*)\b[^<>]*style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|"
+    r"visibility\s*:\s*hidden|font-size\s*:\s*[01](?:px|pt)|opacity\s*:\s*0(?:[;\"']|$)|"
+    r"color\s*:\s*(?:#fff\b|#ffffff|white))[^<>]*>.*?</(?P=tag)\s*>",
+    re.I | re.S,
+)
 HTML_HINT = re.compile(rf"<(?:!doctype|(?:{HTML_TAGS})\b[^<>]*>)", re.I)
 YAML_KEY = re.compile(r"^[\w .$@/()-]{1,60}$")
 
@@ -233,12 +240,22 @@ def _csv_document(text: str, rows: list[list[str]], delimiter: str) -> Document:
 
 def _html(text: str) -> Document:
     """Fields: the text between tags (entities resolved), the inside of comments, and the
-    readable attributes (alt, title, ...). Tags that are not HTML (`<INFORMATION>`) are text."""
-    pieces: list[tuple[str, str]] = []  # (kind, raw): kind "text", "comment", "tag"
+    readable attributes (alt, title, ...). Tags that are not HTML (`<INFORMATION>`) are text.
+    What a page hides or marks off for machines (an element styled invisible, text between
+    `<!--X-->` and `<!--/X-->`) is one field with its markup, so a detector sees the marks."""
+    pieces: list[tuple[str, str]] = []  # (kind, raw): "text", "comment", "tag", "raw"
     at = 0
+    hidden = [m.span() for m in HTML_HIDDEN.finditer(text)]
     for match in HTML_TOKEN.finditer(text):
+        if match.start() < at:
+            continue
+        region = next(((a, b) for a, b in hidden if a == match.start()), None)
         if match.start() > at:
             pieces.append(("text", text[at : match.start()]))
+        if region:
+            pieces.append(("raw", text[region[0] : region[1]]))
+            at = region[1]
+            continue
         token = match.group()
         pieces.append(("comment" if token.startswith("<!--") else "tag", token))
         at = match.end()
@@ -247,9 +264,9 @@ def _html(text: str) -> Document:
     fields: list[str] = []
     slots: list[tuple[int, int]] = []  # (piece, attribute index or -1)
     for k, (kind, raw) in enumerate(pieces):
-        if kind == "text":
+        if kind in ("text", "raw"):
             slots.append((k, -1))
-            fields.append(html.unescape(raw))
+            fields.append(html.unescape(raw) if kind == "text" else raw)
         elif kind == "comment":
             slots.append((k, -1))
             fields.append(raw[4:-3])
@@ -266,6 +283,8 @@ def _html(text: str) -> Document:
             kind = pieces[k][0]
             if kind == "text":
                 out[k] = html.escape(now, quote=False)
+            elif kind == "raw":
+                out[k] = now
             elif kind == "comment":
                 out[k] = f"<!--{now}-->"
             else:

@@ -34,11 +34,14 @@ AI = (
     r"(?:ai|a\.i\.|ai assistants?|ai agents?|ai models?|ai systems?|assistants?|language models?|"
     r"large language models?|llms?|chat ?bots?|bots?|gpt[\w.-]*|chatgpt|claude|gemini|llama|"
     r"mistral|mixtral|copilot|command r\+?|local model|models?|automated (?:systems?|agents?|"
-    r"assistants?)|ki(?:-| )?assistent\w*|assistant ia|agents? processing)"
+    r"assistants?|readers?|tools?|processors?)|ki(?:-| )?assistent\w*|assistant ia|"
+    r"agents? processing)(?![\w-])"
 )
 NOT_AI_AFTER = (  # "assistant manager", "AI research team": people and products, not the agent
     r"(?! (?:manager|professor|director|team|research|researchers?|department|engineers?|"
-    r"feature|course|lab|company|startup|product|to the|coach|editor|teacher|principal))"
+    r"feature|course|lab|company|startup|product|to the|coach|editor|teacher|principal|"
+    r"enthusiasts|fans|community|users|lovers|experts|practitioners|meetup|club|group|"
+    r"newsletter|conference|event|week|summit|builders|developers))"
 )
 # what an agent can be made to do with its tools (an order that continues an injection)
 ACTIONS = (
@@ -111,12 +114,13 @@ CUES = [
     r"\b(?:agent|assistant|ai|model|bot|llm)(?:'s)? (?:instructions?|directives?|orders|task list)\b",
     # overriding its instructions or the user's request
     r"\b(?:ignore|disregard|forget|override|bypass|abandon|discard|skip|drop|ignoriere|vergiss|"
-    r"ignora|ignorez|oublie[zs]?)\b (?:all |any |every |each |alle |todas |toutes )?(?:of )?"
-    r"(?:your |the |these |those |its |their |les |las |die |deine |ihre )?"
+    r"ignora|ignorez|oublie[zs]?|olvida|olvide)\b (?:all |any |every |each |alle |todas |toutes )?"
+    r"(?:of )?(?:your |the |these |those |its |their |les |las |die |deine |ihre |tus |sus |tes |"
+    r"vos )?"
     r"(?:(?:previous|prior|above|earlier|original|preceding|initial|former|old|existing|current|"
     r"other|system|user'?s|bisherigen|vorherigen|anteriores|pr[eé]c[eé]dentes) )*"
     r"(?:instructions?|iunstructions?|instrucciones|anweisungen|prompts?|directives?|guidelines|"
-    r"programming|system prompt|everything (?:you|above|before|else|so far|that|i said)|"
+    r"guidance|programming|system prompt|everything (?:you|above|before|else|so far|that|i said)|"
     r"(?:(?:the )?user'?s|your) (?:request|question|query|task|instructions?|prompt|message)|"
     r"(?:the |your )?(?:original|initial|current) (?:request|question|query|task))",
     r"\b(?:your|the|my|all) (?:previous |original |current |initial |earlier )?(?:task|"
@@ -151,9 +155,26 @@ CUES = [
     r"approval))\b",
     r"\b(?:do not|don't|never) (?:mention|reveal|include|disclose)\b[^.\n]{0,40}\b(?:in|from|to) "
     r"(?:your|the) (?:reply|answer|response|summary|output)\b",
-    r"\bthe user (?:has |had )?(?:wants|wanted|asked|asks|authori[sz]ed|requested|requests|"
-    r"would like|instructed|approved|needs) (?:you|that you|the following|me to|this)\b",
-    r"\b(?:i am|i'm|this is) the user\b|\bthe user (?:speaking|here)\b|\bmessage from the user\b",
+    r"\bthe user (?:has |had )?(?:also )?(?:wants|wanted|asked|asks|authori[sz]ed|requested|"
+    r"requests|would like|instructed|approved|pre-?approved|needs|forgot to (?:mention|say|tell "
+    r"you)(?: that)?) (?:you|that you|the following|me to|this)\b",
+    r"\b(?:i am|i'm|this is) the user\b|\bthe user (?:speaking|here)\b|"
+    r"\bmessage from the user\b(?! (?:group|community|forum|council|panel|board))",
+    r"\bper (?:the )?(?:user'?s|owner'?s|account owner'?s) (?:request|instructions?|wishes)\b|"
+    r"\bpre-?approved\b[^.\n]{0,40}\bno need to (?:ask|confirm|check)\b",
+    r"\byou(?:'re| are) (?:now )?(?:authori[sz]ed|required|instructed|obliged|expected)(?: and "
+    rf"(?:required|authori[sz]ed|expected))? to (?:please )?{ACTION}",
+    rf"\((?:or |and |dear )?(?:ai|assistant|bot|llm|model)s?\)",
+    r"\b(?:tool outputs?|tool results?|this (?:document|page|text)) (?:now )?(?:takes?|has|have) "
+    r"precedence\b|\binstruction hierarchy\b",
+    r"\bif an? (?:ai|automated \w+|assistant|bot|chatbot|model|agent|llm) (?:is )?(?:reading|"
+    r"processing|parsing|summari[sz]ing|seeing) this\b",
+    r"\bbegin (?:agent|ai|assistant|system|llm) (?:task|instructions?|prompt|directive)\b",
+    r"\b(?:human|user)\s*:.{0,600}?\b(?:assistant|ai)\s*:\s*(?:sure|ok|okay|of course|certainly|"
+    r"i will|i'll|done|understood)\b",
+    r"\bthe (?:assistant|ai|model|agent|llm) (?:does|performs|completes|carries out) the following\b",
+    r"\bin order to (?:display|view|access|unlock|load|see|read) (?:this|the) (?:content|page|"
+    rf"document|file|message|text),? (?:please )?{ACTION}",
     # posing as the system, an administrator or a chat template
     r"#+ ?\(?(?:system|admin|administrator|developer)[ _-]?(?:message|prompt|override|notice|"
     r"instructions?|command)\b",
@@ -181,7 +202,7 @@ CUES = [
     r"model|bot|chatbot) (?:with|without) (?:no )?(?:restrictions|limits|rules|filters|guidelines)\b",
     # the user or owner as a third party the text speaks for
     r"\b(?:approved|authori[sz]ed|requested|confirmed|sanctioned|cleared) by (?:the )?(?:user|"
-    r"account owner|owner|account holder|administrator|admin)\b",
+    r"account owner|owner|account holder)\b",
     r"\bon (?:the )?(?:user'?s|owner'?s|account owner'?s) behalf\b|\bwhoever (?:is )?reading this\b",
     r"\b(?:i am|i'm|this is) the (?:owner|holder|administrator|admin) of this (?:inbox|account|"
     r"mailbox|drive|workspace|calendar|profile)\b",
@@ -201,14 +222,16 @@ CUE = re.compile("|".join(f"(?:{c})" for c in CUES), re.M)
 TODO = re.compile(r"\b(?:todo|to-do|to do|action item|action required)\s*:")
 BLOCK = re.compile(  # tagged blocks: XML-like tags, comments, [X] ... [/X], chat turns
     r"<(?P<tag>[a-z][\w:.-]*)(?:\s[^<>]*)?>.*?</(?P=tag)\s*>"
+    r"|<!--\s*(?P<mark>[a-z][\w-]*)\s*-->.*?<!--\s*/(?P=mark)\s*-->"
     r"|<!--.*?(?:-->|$)"
-    r"|\[(?P<bracket>[a-z][^\]]{0,60})\].*?\[(?:/(?P=bracket)|/[a-z]+|end[^\]]{0,40})\]"
+    r"|\[\[?(?P<bracket>[a-z][^\]]{0,60})\]\]?.*?\[\[?(?:/(?P=bracket)|/[a-z_]+|end[^\]]{0,40})\]"
+    r"|\bbegin (?P<begin>[a-z]+ [a-z]+)\b.*?\bend (?P=begin)\b"
     r"|<\|im_start\|>.*?(?:<\|im_end\|>|$)",
     re.S,
 )
 SUSPICIOUS_TAG = re.compile(
-    r"^(?:<|\[)(?:information|instructions?|system|admin|important|prompt|inst|directive|"
-    r"hidden|note|assistant|ai|message|task)\b"
+    r"^(?:<|<!--\s*|\[\[?|begin )(?:information|instructions?|system|admin|important|prompt|inst|"
+    r"directive|hidden|note|assistant|ai|message|task|agent)(?:\b|_)"
     r"|^<[a-z]+[^>]*style=[\"'][^\"']*(?:display:\s*none|visibility:\s*hidden|font-size:\s*[01](?:px|pt)|"
     r"opacity:\s*0(?:[;\"']|$)|color:\s*(?:#fff\b|#ffffff|white))"
 )
