@@ -11,6 +11,13 @@ __getattr__, __dir__, __all__ = lazy_exports(
     {
         "DiffusionNetwork": ".network",
         "from_networkx": ".network",
+        "from_scipy": ".network",
+        "to_network": ".network",
+        "ReverseSamples": ".reverse",
+        "ReverseObjective": ".reverse",
+        "checked_greedy": ".holdout",
+        "CheckedValue": ".holdout",
+        "proxy_objective": ".proxy",
         "LiveEdgeWorlds": ".worlds",
         "ExposureGrid": ".exposure",
         "active_exposure": ".exposure",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from paperplug.checks import check_array
 from paperplug_cauim.network import DiffusionNetwork
 
 TauFn = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (node indices, exposures) -> τ
@@ -25,18 +26,25 @@ class ExposureGrid:
     by linear interpolation: an estimator is called n·points times once, never inside search."""
 
     def __init__(self, values: np.ndarray) -> None:
-        values = np.asarray(values, dtype=float)
-        if values.ndim != 2 or values.shape[1] < 2 or not np.isfinite(values).all():
+        self.values = check_array(values, "values", shape=(None, None))
+        if self.values.shape[1] < 2:
             raise ValueError(
-                f"grid values must be a finite (n, points >= 2) array, got {values.shape}"
+                f"values must have at least 2 exposure points, got {self.values.shape}"
             )
-        self.values = values
 
     @classmethod
-    def from_function(cls, tau: TauFn, n: int, points: int = 11) -> ExposureGrid:
+    def from_function(cls, tau: TauFn, n: int, points: int = 11, name: str = "tau") -> ExposureGrid:
+        """τ called once on every (node, grid exposure) pair; `name` is how errors call it."""
         grid = np.linspace(0.0, 1.0, points)
         nodes = np.repeat(np.arange(n), points)
-        return cls(np.asarray(tau(nodes, np.tile(grid, n)), dtype=float).reshape(n, points))
+        values = tau(nodes, np.tile(grid, n))
+        values = check_array(values, f"the values {name} returned", ndim=1, min_samples=0)
+        if values.shape != (n * points,):
+            raise ValueError(
+                f"{name} must return one effect per (node, exposure) pair: called on "
+                f"{n * points} pairs, it returned shape {values.shape}"
+            )
+        return cls(values.reshape(n, points))
 
     def __call__(self, nodes: np.ndarray, e: np.ndarray) -> np.ndarray:
         points = self.values.shape[1] - 1

@@ -9,20 +9,19 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils.validation import check_array, check_consistent_length
 
+from paperplug.checks import check_array, check_consistent_length, check_is_fitted
 from paperplug_cauim.exposure import ExposureGrid
 
 
 def _features(covariates: Any, exposure: Any) -> np.ndarray:
-    X = check_array(covariates, ensure_2d=True, dtype=float, input_name="covariates")
-    e = check_array(
-        np.asarray(exposure, dtype=float).reshape(-1, 1), dtype=float, input_name="exposure"
-    )
+    """[covariates | exposure] after checking both."""
+    X = check_array(covariates, "covariates", ndim=2)
+    e = check_array(exposure, "exposure", ndim=1)
     if (e < 0).any() or (e > 1).any():
         raise ValueError("exposure must lie in [0, 1] (the share of in-neighbours activated)")
-    check_consistent_length(X, e)
-    return np.hstack([X, e])
+    check_consistent_length(covariates=X, exposure=e)
+    return np.hstack([X, e[:, None]])
 
 
 class TLearner:
@@ -33,11 +32,9 @@ class TLearner:
 
     def fit(self, covariates: Any, exposure: Any, treated: Any, outcome: Any) -> TLearner:
         Z = _features(covariates, exposure)
-        t = np.asarray(treated).astype(bool).ravel()
-        y = check_array(
-            np.asarray(outcome, dtype=float).reshape(-1, 1), input_name="outcome"
-        ).ravel()
-        check_consistent_length(Z, t, y)
+        t = check_array(treated, "treated", dtype="bool", ndim=1)
+        y = check_array(outcome, "outcome", ndim=1)
+        check_consistent_length(covariates=Z, treated=t, outcome=y)
         if t.all() or not t.any():
             raise ValueError(
                 "records need both activated and non-activated nodes to estimate an effect"
@@ -53,12 +50,13 @@ class TLearner:
         return self
 
     def predict(self, covariates: Any, exposure: Any) -> np.ndarray:
+        check_is_fitted(self, ["mu1_", "mu0_"])
         Z = _features(covariates, exposure)
         return self.mu1_.predict(Z) - self.mu0_.predict(Z)
 
     def grid(self, covariates: Any, points: int = 11) -> ExposureGrid:
         """τ̂ for every node (one row of covariates each) cached on an exposure grid."""
-        X = check_array(covariates, ensure_2d=True, dtype=float, input_name="covariates")
+        X = check_array(covariates, "covariates", ndim=2)
         e = np.tile(np.linspace(0, 1, points), len(X))
         return ExposureGrid(self.predict(np.repeat(X, points, axis=0), e).reshape(len(X), points))
 

@@ -7,9 +7,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
 import numpy as np
 from scipy import sparse
+
+from paperplug.checks import check_array, check_graph, check_scalar, check_type
 
 
 @dataclass
@@ -25,18 +26,18 @@ class DiffusionNetwork:
     def __post_init__(self) -> None:
         if self.source.shape != self.target.shape or self.source.shape != self.prob.shape:
             raise ValueError("source, target and prob must have one entry per arc")
-        if self.prob.size and (
-            np.isnan(self.prob).any() or self.prob.min() < 0 or self.prob.max() > 1
-        ):
-            raise ValueError("activation probabilities must lie in [0, 1]")
-        self.in_degree = np.bincount(self.target, minlength=self.n)
-        # adjacency (n, n): A[u, v] = 1 for an arc u → v (exposure counts active in-neighbours)
+        _check_range(self.prob, "prob")
+        # adjacency (n, n): A[u, v] = 1 when some arc u → v exists. Parallel arcs (a
+        # multigraph) each get their own chance to activate, but a neighbour is counted once
+        # in the exposure: e_v = distinct active in-neighbours / distinct in-neighbours.
         self.adjacency = sparse.csr_matrix(
             (np.ones(len(self.source), dtype=np.int32), (self.source, self.target)),
             shape=(self.n, self.n),
         )
         self.adjacency.sum_duplicates()
         self.adjacency.data[:] = 1
+        self.in_neighbours = self.adjacency.tocsc()  # column v: v's distinct in-neighbours
+        self.in_degree = np.diff(self.in_neighbours.indptr)
 
     @property
     def n_arcs(self) -> int:
@@ -51,19 +52,32 @@ class DiffusionNetwork:
             raise ValueError(f"node {exc.args[0]!r} is not in the network") from exc
 
 
-def from_networkx(graph: Any, p: float | str = 0.1) -> DiffusionNetwork:
-    """A networkx Graph (each edge both ways) or DiGraph. `p`: one probability for every arc,
-    the name of an edge attribute holding it, or "weighted_cascade" (1 / in-degree of the
-    target, the usual IC weighting)."""
-    if not isinstance(graph, nx.Graph):
-        raise TypeError(f"graph must be a networkx graph, got {type(graph).__name__}")
+def _probabilities(p: Any, target: np.ndarray, n: int, name: str = "p") -> np.ndarray | None:
+    """Each arc's probability for a constant `p` or "weighted_cascade" (None: read per arc)."""
+    if p == "weighted_cascade":
+        indeg = np.bincount(target, minlength=n)
+        return 1.0 / indeg[target]
+    if isinstance(p, str):
+        return None
+    check_scalar(p, name, "real", low=0.0, high=1.0)
+    return np.full(len(target), float(p))
+
+
+def from_networkx(graph: Any, p: float | str = 0.1, *, name: str = "graph") -> DiffusionNetwork:
+    """A networkx Graph (each edge both ways), DiGraph or multigraph (each parallel edge an arc
+    of its own). `p`: one probability for every arc, the name of an edge attribute holding
+    it, or "weighted_cascade" (1 / in-degree of the target, the usual IC weighting)."""
+    check_graph(graph, name)
+    check_type(
+        p,
+        "p",
+        (int, float, str),
+        what="a probability, an edge attribute name or 'weighted_cascade'",
+    )
     labels = list(graph.nodes)
-    if not labels:
-        raise ValueError("the graph has no nodes")
     index = {v: i for i, v in enumerate(labels)}
-    edges = list(graph.edges(data=True))
     src, dst, attr = [], [], []
-    for u, v, data in edges:
+    for u, v, data in graph.edges(data=True):
         if u == v:
             continue  # a self-loop activates nothing
         pairs = [(u, v)] if graph.is_directed() else [(u, v), (v, u)]
@@ -72,18 +86,58 @@ def from_networkx(graph: Any, p: float | str = 0.1) -> DiffusionNetwork:
             dst.append(index[b])
             if isinstance(p, str) and p != "weighted_cascade":
                 if p not in data:
-                    raise ValueError(f"edge ({u!r}, {v!r}) has no attribute {p!r}")
-                attr.append(float(data[p]))
+                    raise ValueError(f"{name}: edge ({u!r}, {v!r}) has no attribute p={p!r}")
+                attr.append(data[p])
     source, target = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
-    if p == "weighted_cascade":
-        indeg = np.bincount(target, minlength=len(labels))
-        prob = 1.0 / indeg[target]
-    elif isinstance(p, str):
-        prob = np.array(attr)
-    else:
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
-            raise ValueError(
-                f"p must be a probability, an edge attribute name or 'weighted_cascade', got {p!r}"
-            )
-        prob = np.full(len(source), float(p))
+    prob = _probabilities(p, target, len(labels))
+    if prob is None:
+        prob = check_array(
+            np.array(attr, dtype=object).astype(float) if attr else np.zeros(0),
+            f"{name}'s edge attribute {p!r}",
+            ndim=1,
+            min_samples=0,
+        )
+        _check_range(prob, f"{name}'s edge attribute {p!r} (p)")
     return DiffusionNetwork(len(labels), source, target, prob, labels)
+
+
+def from_scipy(adjacency: Any, p: float | str = 0.1, *, name: str = "graph") -> DiffusionNetwork:
+    """A scipy sparse (n, n) adjacency: a stored entry (u, v) is an arc u → v (store both
+    entries for an undirected edge; a duplicate entry is a parallel arc). `p`: one probability
+    for every arc, "weight" (the stored values are the probabilities) or "weighted_cascade".
+    Nodes are labelled 0..n−1. The matrix is read, never modified."""
+    if not sparse.issparse(adjacency):
+        raise TypeError(f"{name} must be a scipy sparse matrix, got {type(adjacency).__name__}")
+    rows, cols = adjacency.shape
+    if rows != cols or rows == 0:
+        raise ValueError(
+            f"{name} must be a non-empty square (n, n) adjacency, got shape {adjacency.shape}"
+        )
+    check_type(p, "p", (int, float, str), what="a probability, 'weight' or 'weighted_cascade'")
+    coo = sparse.coo_matrix(adjacency, copy=True)
+    values = check_array(coo.data, f"{name}'s stored values", ndim=1, min_samples=0)
+    keep = (values != 0) & (coo.row != coo.col)  # explicit zeros and self-loops carry nothing
+    source, target = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
+    prob = _probabilities(p, target, rows)
+    if prob is None:
+        if p != "weight":
+            raise ValueError(
+                f"p must be a probability, 'weight' or 'weighted_cascade' for a sparse {name}, got {p!r}"
+            )
+        prob = values[keep]
+        _check_range(prob, f"{name}'s stored values (p='weight')")
+    return DiffusionNetwork(rows, source, target, prob, list(range(rows)))
+
+
+def to_network(graph: Any, p: float | str = 0.1, *, name: str = "graph") -> DiffusionNetwork:
+    """A DiffusionNetwork from a networkx graph or a scipy sparse adjacency."""
+    if sparse.issparse(graph):
+        return from_scipy(graph, p, name=name)
+    return from_networkx(graph, p, name=name)
+
+
+def _check_range(prob: np.ndarray, name: str) -> None:
+    if prob.size and not ((prob >= 0) & (prob <= 1)).all():  # NaN fails too
+        raise ValueError(
+            f"{name} must be activation probabilities in [0, 1], got values in [{np.nanmin(prob):.3g}, {np.nanmax(prob):.3g}]{' and NaN' if np.isnan(prob).any() else ''}"
+        )

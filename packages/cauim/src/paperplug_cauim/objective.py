@@ -14,6 +14,7 @@ import numpy as np
 from scipy.sparse import vstack as sparse_vstack
 
 from paperplug_cauim.exposure import TauFn
+from paperplug_cauim.indexing import concat_ranges
 from paperplug_cauim.network import DiffusionNetwork
 from paperplug_cauim.worlds import LiveEdgeWorlds
 
@@ -109,7 +110,7 @@ class IncrementalValue:
         starts, ends = self.reach.indptr[rows], self.reach.indptr[rows + 1]
         lengths = ends - starts
         world = np.repeat(np.arange(R), lengths)
-        node = self.reach.indices[_ranges(starts, lengths)]
+        node = self.reach.indices[concat_ranges(starts, lengths)]
         keys = world * n + node
         new = keys[~self.active[keys]]
         gain = 0.0
@@ -126,7 +127,7 @@ class IncrementalValue:
             return gain, new, new, new
         new_node = new % n
         out_len = adj.indptr[new_node + 1] - adj.indptr[new_node]
-        targets = adj.indices[_ranges(adj.indptr[new_node], out_len)]
+        targets = adj.indices[concat_ranges(adj.indptr[new_node], out_len)]
         target_keys = np.repeat(new - new_node, out_len) + targets
         bumped, bumps = np.unique(target_keys, return_counts=True)
         old = bumped[self.active[bumped]]
@@ -162,12 +163,3 @@ class IncrementalValue:
         self.seeds.append(int(v))
         self.is_seed[int(v)] = True
         return gain / self.R
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The concatenation of range(s, s + l) for each (s, l), vectorised."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.int64)
-    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    return offsets + np.arange(total)

@@ -59,12 +59,12 @@ def proxy_objective(
     raw = k * w / w.sum()
     x = np.minimum(raw, 1.0)
     P = _forward(network, x, cascade_steps)
-    e = np.bincount(dst, weights=P[-1][src], minlength=n) / degree
+    e = (network.in_neighbours.T @ P[-1]) / degree  # distinct in-neighbours (a multigraph's too)
     tau, slope = _interp(grid, e)
     objective = float(((P[-1] - x) * tau).sum())
     # reverse mode: F's gradient in P_T and x, then back through the T rounds
     g_e = (P[-1] - x) * slope
-    g_P = tau + np.bincount(src, weights=g_e[dst] / degree[dst], minlength=n)
+    g_P = tau + network.adjacency @ (g_e / degree)
     g_x = -tau
     for t in range(cascade_steps, 0, -1):
         hit_raw = prob * P[t - 1][src]

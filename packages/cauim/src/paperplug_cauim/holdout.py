@@ -1,0 +1,69 @@
+"""How many samples G-CauIM needs, chosen by a held-out check (as Stop-and-Stare does for
+RIS): greedy on one set of reverse samples, its seeds valued on an independent set of the
+same size; while the in-sample value exceeds the held-out one by more than the tolerance,
+both sets are doubled. The reported value is the held-out one: the in-sample estimate of a
+greedy's own choice is biased upwards (it picks the candidates whose noise was lucky)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from paperplug_cauim.exposure import TauFn
+from paperplug_cauim.greedy import SeedSelection, g_cauim
+from paperplug_cauim.network import DiffusionNetwork
+from paperplug_cauim.reverse import ReverseObjective, ReverseSamples
+
+
+@dataclass
+class CheckedValue:
+    """A seed set's held-out value (estimate, standard error) and what produced it."""
+
+    held_out: float
+    standard_error: float
+    in_sample: float
+    samples: int
+    converged: bool
+
+
+def checked_greedy(
+    network: DiffusionNetwork,
+    tau: TauFn,
+    k: int,
+    *,
+    seed: int = 0,
+    start: int = 4096,
+    max_samples: int = 65536,
+    tolerance: float = 0.05,
+    exclude_seeds: bool = True,
+) -> tuple[SeedSelection, CheckedValue, ReverseObjective]:
+    """G-CauIM on reverse samples, doubled from `start` until the in-sample value of its seeds
+    exceeds their held-out value by at most `tolerance`·|held-out| + 2 standard errors, or
+    `max_samples` is reached (a warning says so). Returns the seeds, their checked value and
+    the held-out objective (to value other seed sets on the same samples)."""
+    fit_seed, check_seed = np.random.SeedSequence(seed).spawn(2)
+    size = min(start, max_samples)
+    fit = ReverseSamples(network, size, fit_seed)
+    check = ReverseSamples(network, size, check_seed)
+    while True:
+        held_out = ReverseObjective(network, tau, check, exclude_seeds=exclude_seeds)
+        selection = g_cauim(ReverseObjective(network, tau, fit, exclude_seeds=exclude_seeds), k)
+        in_sample = selection.values[-1] if selection.values else 0.0
+        value, se = held_out.value(np.array(selection.seeds))
+        converged = in_sample - value <= tolerance * abs(value) + 2 * se
+        if converged or 2 * size > max_samples:
+            break
+        fit.extend(size)
+        check.extend(size)
+        size *= 2
+    if not converged:
+        warnings.warn(
+            f"G-CauIM's in-sample value {in_sample:.4g} still exceeds the held-out {value:.4g} "
+            f"± {se:.2g} at max_samples={max_samples}: the held-out value is reported; "
+            "raise max_samples for better seeds",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return selection, CheckedValue(value, se, in_sample, size, bool(converged)), held_out
