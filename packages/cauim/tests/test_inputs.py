@@ -51,7 +51,10 @@ def test_a_scipy_sparse_adjacency_gives_the_networkx_result():
     adjacency = nx.to_scipy_sparse_array(graph, weight="p", format="csr")
     before = adjacency.copy()
     a, b = from_networkx(graph, p="p"), from_scipy(adjacency, p="weight")
-    arcs = lambda net: sorted(zip(net.source.tolist(), net.target.tolist(), net.prob.tolist(), strict=True))  # noqa: E731
+
+    def arcs(net):
+        return sorted(zip(net.source.tolist(), net.target.tolist(), net.prob.tolist(), strict=True))
+
     assert arcs(a) == arcs(b)
     solver = CausalInfluenceMaximization(k=3, samples=3000)
     tau = lambda nodes, e: np.cos(nodes) + np.asarray(e)  # noqa: E731

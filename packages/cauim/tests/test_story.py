@@ -10,7 +10,7 @@ from paperplug_cauim import (
     TLearner,
     a_cauim,
     celf_spread,
-    g_cauim,
+    checked_greedy,
     top_degree,
 )
 from paperplug_cauim.embedded import K, les_miserables, past_campaigns
@@ -41,7 +41,7 @@ def test_causal_seeds_beat_celf_and_degree_by_three_standard_errors(story):
     network = scenario.network
     worlds = LiveEdgeWorlds(network, 100, seed=1)
     held_out = CausalObjective(network, scenario.true_tau, LiveEdgeWorlds(network, 1000, seed=99))
-    ours = g_cauim(CausalObjective(network, grid, worlds), K).seeds
+    ours = checked_greedy(network, grid, K, seed=1)[0].seeds
     gains = {}
     for name, seeds in {"G-CauIM": ours, "CELF": celf_spread(network, worlds, K).seeds,
                         "degree": top_degree(network, K).seeds}.items():  # fmt: skip

@@ -27,7 +27,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "SeedSelection": ".greedy",
         "g_cauim": ".greedy",
         "a_cauim": ".proxy",
-        "mean_field": ".proxy",
+        "message_passing": ".proxy",
         "Hypergraph": ".hypergraph",
         "HypergraphObjective": ".hypergraph",
         "celf_spread": ".baselines",

@@ -1,7 +1,7 @@
 """How many samples G-CauIM needs, chosen by a held-out check (as Stop-and-Stare does for
 RIS): greedy on one set of reverse samples, its seeds valued on an independent set of the
-same size; while the in-sample value exceeds the held-out one by more than the tolerance,
-both sets are doubled. The reported value is the held-out one: the in-sample estimate of a
+same size; while the held-out value is not known to within the tolerance (5%, at two
+standard errors) or the in-sample value exceeds it by more, both sets are doubled. The reported value is the held-out one: the in-sample estimate of a
 greedy's own choice is biased upwards (it picks the candidates whose noise was lucky)."""
 
 from __future__ import annotations
@@ -39,9 +39,10 @@ def checked_greedy(
     tolerance: float = 0.05,
     exclude_seeds: bool = True,
 ) -> tuple[SeedSelection, CheckedValue, ReverseObjective]:
-    """G-CauIM on reverse samples, doubled from `start` until the in-sample value of its seeds
-    exceeds their held-out value by at most `tolerance`·|held-out| + 2 standard errors, or
-    `max_samples` is reached (a warning says so). Returns the seeds, their checked value and
+    """G-CauIM on reverse samples, doubled from `start` until the held-out value of its seeds
+    is known to `tolerance` (2 standard errors ≤ tolerance·|held-out|) and their in-sample
+    value exceeds it by at most tolerance·|held-out| + 2 standard errors, or `max_samples` is
+    reached (a warning says so). Returns the seeds, their checked value and
     the held-out objective (to value other seed sets on the same samples)."""
     fit_seed, check_seed = np.random.SeedSequence(seed).spawn(2)
     size = min(start, max_samples)
@@ -52,7 +53,9 @@ def checked_greedy(
         selection = g_cauim(ReverseObjective(network, tau, fit, exclude_seeds=exclude_seeds), k)
         in_sample = selection.values[-1] if selection.values else 0.0
         value, se = held_out.value(np.array(selection.seeds))
-        converged = in_sample - value <= tolerance * abs(value) + 2 * se
+        converged = (in_sample - value <= tolerance * abs(value) + 2 * se) and (
+            2 * se <= tolerance * abs(value)
+        )
         if converged or 2 * size > max_samples:
             break
         fit.extend(size)

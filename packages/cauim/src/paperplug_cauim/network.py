@@ -15,7 +15,8 @@ from paperplug.checks import check_array, check_graph, check_scalar, check_type
 
 @dataclass
 class DiffusionNetwork:
-    """Arcs `source[a] → target[a]` with probability `prob[a]`; `labels[i]` names node i."""
+    """Arcs `source[a] → target[a]` with probability `prob[a]` (kept sorted by source, then
+    target); `labels[i]` names node i."""
 
     n: int
     source: np.ndarray  # (arcs,)
@@ -27,6 +28,14 @@ class DiffusionNetwork:
         if self.source.shape != self.target.shape or self.source.shape != self.prob.shape:
             raise ValueError("source, target and prob must have one entry per arc")
         _check_range(self.prob, "prob")
+        # arcs in (source, target) order: the same arcs from any input (networkx, sparse, in
+        # any order) give the same network, so the same seed draws the same worlds
+        order = np.lexsort((self.target, self.source))
+        self.source, self.target, self.prob = (
+            self.source[order],
+            self.target[order],
+            self.prob[order],
+        )
         # adjacency (n, n): A[u, v] = 1 when some arc u → v exists. Parallel arcs (a
         # multigraph) each get their own chance to activate, but a neighbour is counted once
         # in the exposure: e_v = distinct active in-neighbours / distinct in-neighbours.

@@ -19,7 +19,6 @@ from paperplug.checks import (
 )
 from paperplug_cauim.exposure import ExposureGrid
 from paperplug_cauim.holdout import checked_greedy
-from paperplug_cauim.ite import TLearner, records_from_frame
 from paperplug_cauim.network import DiffusionNetwork, to_network
 from paperplug_cauim.proxy import a_cauim
 from paperplug_cauim.reverse import ReverseObjective, ReverseSamples
@@ -72,6 +71,8 @@ class CausalInfluenceMaximization:
             return ExposureGrid.from_function(tau, network.n, self.grid_points, "problem['tau']")
         if "covariates" not in problem or "records" not in problem:
             raise ValueError("problem needs 'tau', or 'covariates' and 'records' to estimate it")
+        from paperplug_cauim.ite import TLearner, records_from_frame  # scikit-learn: only here
+
         records = problem["records"]
         if hasattr(records, "columns"):  # a DataFrame
             names = [c for c in records.columns if c not in RECORD_FIELDS[1:]]
