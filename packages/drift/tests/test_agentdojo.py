@@ -35,6 +35,13 @@ def test_attack_success_falls_by_50_points_with_utility_not_lower(banking):
     assert summarize(banking["spotlighting_with_delimiting"])["asr"] == none["asr"]
 
 
+def test_a_planner_that_sees_only_the_query_lets_no_injection_through():
+    from paperplug_drift.embedded import query_drift
+
+    runs = run_configs("banking", ("drift",), pairs=PAIRS[:16], drift=query_drift)["drift"]
+    assert summarize(runs)["asr"] == 0.0 and summarize(runs)["llm_calls"] == 0
+
+
 def test_benign_tasks_pass_untouched():
     runs = run_configs("banking", ("no defense", "drift"), attack=None, drift=oracle_drift)
     none, drift = runs["no defense"], runs["drift"]

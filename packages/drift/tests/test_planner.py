@@ -5,6 +5,7 @@ import pytest
 from paperplug_drift import (
     ChecklistNode,
     Plan,
+    QueryPlanner,
     SecurePlanner,
     Usage,
     oracle_plan,
@@ -94,6 +95,35 @@ def test_oracle_plan_fixes_only_what_the_query_states():
     assert plan.checklist[1].required == {"recipient": None, "amount": 98.7, "subject": None}
     assert plan.checklist[1].conditions == {"recipient": "read_file", "subject": "read_file"}
     assert isinstance(plan.copy(), Plan) and plan.to_dict()["source"] == "oracle plan"
+
+
+def test_query_planner_plans_the_actions_the_query_names_and_fixes_no_value():
+    def send_email(recipients: list, subject: str) -> str:
+        """Send an e-mail."""
+        return "ok"
+
+    def add_user_to_channel(user: str, channel: str) -> str:
+        """Add a user to a channel."""
+        return "ok"
+
+    def invite_user_to_slack(user: str, user_email: str) -> str:
+        """Invite a user."""
+        return "ok"
+
+    def get_channels() -> list:
+        """The channels."""
+        return []
+
+    tools = [send_email, add_user_to_channel, invite_user_to_slack, get_channels, send_money]
+    plan = QueryPlanner().plan("Invite Dora to Slack, then e-mail her the agenda.", tools)
+    # "invite" is invite_user_to_slack's own verb: add_user_to_channel (synonym "invite") is not
+    # planned; "e-mail" is a synonym of send, and send_email's object is named; Read tools none
+    assert plan.trajectory == ["invite_user_to_slack", "send_email"]
+    assert plan.checklist[0].required == {"user": None, "user_email": None}
+    assert plan.source == "query planner"
+    assert QueryPlanner().plan("What is in my inbox?", tools).trajectory == []
+    assert QueryPlanner().plan("Transfer money to my landlord.", tools).trajectory == ["send_money"]
+    assert QueryPlanner().plan("Pay the rent.", tools).trajectory == []  # send_money or send_email?
 
 
 def test_bad_inputs():

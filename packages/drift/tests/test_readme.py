@@ -7,4 +7,5 @@ from paperplug.testing import ReadmeContract
 
 class TestReadme(ReadmeContract):
     readme = Path(__file__).parents[1] / "README.md"
-    blocks = 4
+    blocks = 5
+    outputs = 1

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-SPLITS = ("dev", "test", "fresh", "fresh2")
+SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3")
 TEST_SHARE = 0.4
 PLACEMENTS = ("start", "middle", "end")
 WINDOW = 5  # an injected goal counts as still readable while 5 consecutive words of it remain

@@ -3,13 +3,15 @@ rendered back in its own format and type once some fields were masked, so the is
 an injected instruction out of the one field that holds it and keeps every other field.
 
 Formats: Python objects (dicts, lists, tuples: string values, keys kept), JSON text (object or
-array; indentation, separators and ASCII escaping kept), YAML text (a mapping or a sequence;
-AgentDojo's tool results), CSV/TSV and Markdown tables (cells), HTML (text, comments and the
-human-readable attributes; tags kept), anything else one text field.
+array; indentation, separators and ASCII escaping kept), a Python literal's text (`str` of a
+dict, as AgentDojo passes a dict result), YAML text (a mapping or a sequence; AgentDojo's
+list results), CSV/TSV and Markdown tables (cells), HTML (text, comments and the readable
+attributes; tags kept; hidden or machine-marked regions one field), anything else one field.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import html
 import io
@@ -200,10 +202,11 @@ def _markdown_table(text: str) -> Document | None:
 
 
 def _csv(text: str) -> Document | None:
-    """Cells of CSV or TSV text: two rows or more, of two cells or more, all as wide, short
-    cells (median at most 60 characters), and no space after most commas (that is prose)."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) < 2:
+    """Cells of CSV or TSV text: two rows or more, no blank line, two cells or more a row,
+    all as wide, short cells (median at most 60 characters), and no space after half the
+    commas or more (that is prose)."""
+    lines = text.strip().splitlines()
+    if len(lines) < 2 or not all(line.strip() for line in lines):  # a blank line: prose
         return None
     for delimiter in ("\t", ",", ";", "|"):
         if delimiter not in lines[0]:
@@ -214,7 +217,7 @@ def _csv(text: str) -> Document | None:
             continue
         if len(rows[0]) >= 2 and len(rows) >= 2 and all(len(r) == len(rows[0]) for r in rows):
             cells = sorted(len(c) for r in rows for c in r)
-            spaced = text.count(delimiter + " ") > text.count(delimiter) / 2
+            spaced = text.count(delimiter + " ") >= text.count(delimiter) / 2
             if cells[len(cells) // 2] <= 60 and not (spaced and delimiter != "\t"):
                 return _csv_document(text, rows, delimiter)
     return None
@@ -331,6 +334,12 @@ def _parse(result: Any) -> Document:
             value = None
         if isinstance(value, (dict, list)):
             return _json(result, value)
+        try:  # a Python literal: str() of a dict, as AgentDojo gives a tool's dict result
+            value = ast.literal_eval(body)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, (dict, list)) and str(value) == body:
+            return _object(value, "python", lambda new: result.replace(body, str(new), 1))
     if HTML_HINT.search(result):
         return _html(result)
     table = _markdown_table(result) or _csv(result)

@@ -3,21 +3,27 @@ instructions aimed at the agent in one field of a tool result and reports them s
 sentence, so the isolator cuts out the injected instruction and keeps the rest of the field.
 
 The field is read as a reader reads it (`normalize`: NFKC, no invisible characters, Latin for
-look-alikes, lower case) and cut into units (sentences, clauses, lines). A unit is a **cue**
-when it addresses the assistant or overrides its task: it speaks to "you, the AI", opens with
-"Dear assistant," / "Note to any AI reading this", says "ignore your previous instructions",
-"before you can solve the task", "do not tell the user", poses as a system or administrator
-message, or dictates a tool call. Words alone are no cue: "Please ignore the previous
-invoice", "Important message from the landlord", "Before you leave, lock the door" and
-"TODO: call the bank" are business text. A "TODO:" is a cue only when it asks for what an
-attacker wants (an IBAN, an address, a password, "all messages", "the user's ...").
+look-alikes, lower case) and cut into units (sentences, clauses, lines, tags). A unit is a
+**cue** when it aims an order at the assistant: it addresses an AI ("you, the assistant",
+"Dear AI assistant,", "AI agents: send ...", "the assistant must send ..."), overrides its task
+("ignore your previous instructions", "before you can solve the task"), speaks for the user
+("the user wants you to", "do not tell the user", "approved by the account owner"), poses as
+the system or an authority, or dictates a tool call. Words alone are no cue: "Please ignore
+the previous invoice", "Important message from the landlord", "Before you leave, lock the
+door" and "TODO: call the bank" are business text. A "TODO:" is a cue only when it asks for
+what an attacker wants (an IBAN, an address, a password, "all messages", "the user's ...").
 
-From each cue the injection runs on over the instructions that follow it in the same
-paragraph (an imperative, "If ..., do", "Then ...", "The subject should be ...", a closing
-"Thanks! Signed, ..."), past a paragraph break only after a unit that announces more (":").
-A tagged block (`<INFORMATION>...</INFORMATION>`, `[INST]...[/INST]`, an HTML comment, a
-chat-template turn) that holds a cue is removed whole. Plain imperatives without a cue stay:
-bills, e-mails and to-do lists are full of them.
+From each cue the injection runs back over the start of its sentence and a shouted preamble,
+and on over what continues its sentence and the orders that follow it in the same paragraph
+(an action, "If ..., send", "Then ...", "The subject should be ...", a short closing), past a
+paragraph break only after a unit that announces more (":"), through a dictated message to
+its sign-off. A tagged block (`<INFORMATION>...</INFORMATION>`, `[INST]...[/INST]`, an HTML
+comment, a chat-template turn) that holds a cue is removed whole. Plain imperatives without a
+cue stay: bills, e-mails and to-do lists are full of them.
+
+A cue list finds the phrasings it names: on a held-out set written after these cues were
+frozen it found 39.6% of the injections (the README's benchmark). The LLM detector is the
+paper's answer to phrasings no list names.
 """
 
 from __future__ import annotations
@@ -59,7 +65,7 @@ ACTIONS = (
 VERBS = (  # any imperative: after a cue, or dictated by a "TODO:" or a colon
     ACTIONS + "|update|use|run|execute|call|look|search|read|check|verify|submit|append|save|"
     "store|display|ask|request|deliver|sell|decline|reject|close|follow|unblock|type|keep|"
-    "let|note|remember|ensure|begin|start|be|install|import|put|place|go|complete|finish|stop"
+    "let|note|remember|ensure|begin|start|be|install|import|put|place|go|complete|finish"
 )
 ACTION = rf"(?:{ACTIONS})\b"
 VERB = rf"(?:{VERBS})\b"
@@ -164,7 +170,7 @@ CUES = [
     r"\bpre-?approved\b[^.\n]{0,40}\bno need to (?:ask|confirm|check)\b",
     r"\byou(?:'re| are) (?:now )?(?:authori[sz]ed|required|instructed|obliged|expected)(?: and "
     rf"(?:required|authori[sz]ed|expected))? to (?:please )?{ACTION}",
-    rf"\((?:or |and |dear )?(?:ai|assistant|bot|llm|model)s?\)",
+    r"\((?:or |and |dear )?(?:ai|assistant|bot|llm|model)s?\)",
     r"\b(?:tool outputs?|tool results?|this (?:document|page|text)) (?:now )?(?:takes?|has|have) "
     r"precedence\b|\binstruction hierarchy\b",
     r"\bif an? (?:ai|automated \w+|assistant|bot|chatbot|model|agent|llm) (?:is )?(?:reading|"
@@ -341,7 +347,7 @@ def _cue_spans(text: str) -> list[tuple[int, int]]:
         for unit in split_units(view, text):
             piece = view.text[unit.start : unit.end]
             todo = TODO.search(piece)
-            if todo and SENSITIVE.search(piece[todo.end() :]):
+            if todo and SENSITIVE.search(piece[todo.end() :].strip()):
                 spans.append(view.span(unit.start, unit.end))
     return spans
 

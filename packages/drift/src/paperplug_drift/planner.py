@@ -281,13 +281,14 @@ STOP_TOKENS = {"to", "from", "by", "for", "in", "of", "the", "a", "user", "users
 
 
 def _stem(word: str) -> str:
-    return re.sub(r"(?:ies|es|s|ing|ed)$", "", word.lower())[:6]
+    return re.sub(r"(?:ies|es|s|ing|ed)$", "", word.lower().replace("-", ""))[:6]
 
 
 class QueryPlanner:
     """`plan(query, tools) -> Plan` without a model and without ground truth: the Write and
-    Execute tools whose action the query asks for (see ACTION_WORDS), in the order the query
-    mentions them; the checklist leaves every parameter open. Labelled "query planner"."""
+    Execute tools whose action the query asks for (the verb of the tool's name, else a
+    synonym from ACTION_WORDS that no tool's own verb claims), in the order the query mentions
+    them; the checklist leaves every parameter open. Labelled "query planner"."""
 
     source = "query planner"
 
@@ -300,23 +301,32 @@ class QueryPlanner:
         text, stems = " ".join(words), {_stem(w) for w in words}
         chosen: list[tuple[int, str, dict[str, Any]]] = []
         by_action: dict[str, list[tuple[str, list[str], dict[str, Any]]]] = {}
+        chosen_verbs: set[tuple[str, bool]] = set()
         for spec in tool_specs(tools):
             if heuristic_privilege(spec["name"]) == Privilege.READ:
                 continue
             verb, *objects = spec["name"].lower().split("_")
             objects = [o for o in objects if o not in STOP_TOKENS]
             by_action.setdefault(verb, []).append((spec["name"], objects, spec))
-        for verb, candidates in by_action.items():
-            said = [
-                m.start()
-                for w in ACTION_WORDS.get(verb, (verb,))
-                for m in re.finditer(rf"\b{re.escape(w)}\b", text)
-            ]
-            if not said:
-                continue
-            named = [c for c in candidates if any(_stem(o) in stems for o in c[1])]
-            for name, _, spec in named or (candidates if len(candidates) == 1 else []):
-                chosen.append((min(said), name, spec))
+        taken = set()  # a word of the query names one action: a tool's own verb before a synonym
+        for exact in (True, False):
+            for verb, candidates in by_action.items():
+                words_for = (verb,) if exact else ACTION_WORDS.get(verb, ())
+                said = [
+                    m.start()
+                    for w in words_for
+                    for m in re.finditer(rf"\b{re.escape(w)}\b", text)
+                    if exact or m.start() not in taken
+                ]
+                if not said or verb in {v for v, _ in chosen_verbs}:
+                    continue
+                named = [c for c in candidates if any(_stem(o) in stems for o in c[1])]
+                picked = named or (candidates if len(candidates) == 1 else [])
+                for name, _, spec in picked:
+                    chosen.append((min(said), name, spec))
+                if picked:
+                    chosen_verbs.add((verb, exact))
+                    taken.update(said)
         chosen.sort(key=lambda item: item[0])
         nodes = [
             ChecklistNode(name, {p: None for p in spec["parameters"].get("properties", {})} or None)
