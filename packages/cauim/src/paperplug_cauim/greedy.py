@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from paperplug.checks import check_scalar
 from paperplug_cauim.objective import CausalObjective
 
 
@@ -32,8 +33,7 @@ def g_cauim(
     monotone submodular and greedy is within (1 − 1/e) of the optimum; with exposure-dependent
     or negative τ laziness is a heuristic (the paper's generalised bound)."""
     n = objective.network.n
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
-        raise ValueError(f"k must be an int in 1..{n}, got {k!r}")
+    k = check_scalar(k, "k", "int", low=1, high=n)
     start = time.perf_counter()
     pool = np.arange(n) if candidates is None else np.unique(np.asarray(candidates, dtype=np.int64))
     gains = objective.singleton_values()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from paperplug.checks import check_scalar
 from paperplug_cauim.exposure import TauFn
 from paperplug_cauim.greedy import SeedSelection, g_cauim
 from paperplug_cauim.network import DiffusionNetwork
@@ -44,6 +45,9 @@ def checked_greedy(
     value exceeds it by at most tolerance·|held-out| + 2 standard errors, or `max_samples` is
     reached (a warning says so). Returns the seeds, their checked value and
     the held-out objective (to value other seed sets on the same samples)."""
+    check_scalar(start, "start", "int", low=2)
+    check_scalar(max_samples, "max_samples", "int", low=2)
+    check_scalar(tolerance, "tolerance", "real", low=0.0)
     fit_seed, check_seed = np.random.SeedSequence(seed).spawn(2)
     size = min(start, max_samples)
     fit = ReverseSamples(network, size, fit_seed)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from paperplug.checks import check_scalar
 from paperplug_cauim.exposure import TauFn
 
 
@@ -55,10 +56,9 @@ class HypergraphObjective:
 
     def __init__(self, hypergraph: Hypergraph, tau: TauFn, *, beta: float = 0.01, steps: int = 25,
                  n_worlds: int = 100, seed: int = 0, exclude_seeds: bool = True) -> None:  # fmt: skip
-        if not 0 < beta <= 1 or steps < 1 or n_worlds < 1:
-            raise ValueError(
-                f"need 0 < beta <= 1, steps >= 1, n_worlds >= 1; got {beta}, {steps}, {n_worlds}"
-            )
+        check_scalar(beta, "beta", "real", low=0.0, high=1.0, inclusive="right")
+        check_scalar(steps, "steps", "int", low=1)
+        check_scalar(n_worlds, "n_worlds", "int", low=1)
         self.hypergraph, self.tau, self.beta, self.steps = hypergraph, tau, beta, steps
         self.world_seeds = np.random.SeedSequence(seed).generate_state(n_worlds)
         self.exclude_seeds = exclude_seeds

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from paperplug.checks import check_scalar
 from paperplug_cauim.exposure import ExposureGrid
 from paperplug_cauim.greedy import SeedSelection
 from paperplug_cauim.indexing import sorted_member, unique_counts
@@ -165,8 +166,10 @@ def a_cauim(
     """Top-k seed logits θ after `steps` Adam steps (β = 0.9, 0.999) of ascent on the proxy
     F(θ) (`proxy_objective`), from θ ~ N(0, 0.01²) drawn from `seed`."""
     n = network.n
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
-        raise ValueError(f"k must be an int in 1..{n}, got {k!r}")
+    k = check_scalar(k, "k", "int", low=1, high=n)
+    steps = check_scalar(steps, "steps", "int", low=1)
+    cascade_steps = check_scalar(cascade_steps, "cascade_steps", "int", low=1)
+    lr = check_scalar(lr, "lr", "real", low=0.0, inclusive="neither")
     start = time.perf_counter()
     grid = np.asarray(tau.values, dtype=np.float64)
     arcs = _Arcs.of(network)

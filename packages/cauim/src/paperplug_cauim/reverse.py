@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from paperplug.checks import check_scalar
 from paperplug_cauim.exposure import TauFn
 from paperplug_cauim.indexing import concat_ranges, sorted_member, unique_counts
 from paperplug_cauim.network import DiffusionNetwork
@@ -31,6 +32,7 @@ class ReverseSamples:
     def __init__(
         self, network: DiffusionNetwork, n_samples: int, seed: int | np.random.SeedSequence = 0
     ) -> None:
+        check_scalar(n_samples, "n_samples", "int", low=1)
         self.network = network
         self._rng = np.random.default_rng(seed)
         order = np.argsort(network.target, kind="stable")  # arcs grouped by head
@@ -53,6 +55,7 @@ class ReverseSamples:
 
     def extend(self, n_samples: int) -> ReverseSamples:
         """Draw `n_samples` more samples."""
+        check_scalar(n_samples, "n_samples", "int", low=0)
         done = 0
         while done < n_samples:
             size = min(BATCH, n_samples - done)

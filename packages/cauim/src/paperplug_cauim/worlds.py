@@ -8,6 +8,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
+from paperplug.checks import check_scalar
 from paperplug_cauim.network import DiffusionNetwork
 
 
@@ -15,8 +16,7 @@ class LiveEdgeWorlds:
     """`n_worlds` live-edge graphs of `network`, drawn from `seed`."""
 
     def __init__(self, network: DiffusionNetwork, n_worlds: int = 100, seed: int = 0) -> None:
-        if isinstance(n_worlds, bool) or not isinstance(n_worlds, int) or n_worlds < 1:
-            raise ValueError(f"n_worlds must be a positive int, got {n_worlds!r}")
+        n_worlds = check_scalar(n_worlds, "n_worlds", "int", low=1)
         self.network, self.n_worlds, self.seed = network, n_worlds, seed
         rng = np.random.default_rng(seed)
         n = network.n
