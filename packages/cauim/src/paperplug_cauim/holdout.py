@@ -68,8 +68,8 @@ def checked_greedy(
     if not converged:
         warnings.warn(
             f"G-CauIM's in-sample value {in_sample:.4g} still exceeds the held-out {value:.4g} "
-            f"± {se:.2g} at max_samples={max_samples}: the held-out value is reported; "
-            "raise max_samples for better seeds",
+            f"± {se:.2g} with {size} samples (max_samples={max_samples}): the held-out value "
+            "is reported; more samples give better seeds",
             RuntimeWarning,
             stacklevel=2,
         )

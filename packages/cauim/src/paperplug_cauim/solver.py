@@ -113,12 +113,11 @@ class CausalInfluenceMaximization:
         tau = self.effects(network, problem)
         start = time.perf_counter()
         if self.method == "greedy":
-            first = self.samples or 4096
+            first = self.samples or 4096  # a fixed `samples`: checked once, not doubled
             most = self.samples or self.max_samples
             selection, checked, _ = checked_greedy(
                 network, tau, self.k, seed=seed, start=first, max_samples=most,
-                tolerance=self.tolerance if self.samples is None else np.inf,
-                exclude_seeds=self.exclude_seeds,
+                tolerance=self.tolerance, exclude_seeds=self.exclude_seeds,
             )  # fmt: skip
             value, se, size = checked.held_out, checked.standard_error, checked.samples
             extra = {"in_sample": checked.in_sample, "converged": checked.converged}
