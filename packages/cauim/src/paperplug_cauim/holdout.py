@@ -67,9 +67,10 @@ def checked_greedy(
         size *= 2
     if not converged:
         warnings.warn(
-            f"G-CauIM's in-sample value {in_sample:.4g} still exceeds the held-out {value:.4g} "
-            f"± {se:.2g} with {size} samples (max_samples={max_samples}): the held-out value "
-            "is reported; more samples give better seeds",
+            f"G-CauIM's held-out check did not pass with {size} samples (max_samples="
+            f"{max_samples}): in-sample {in_sample:.4g}, held-out {value:.4g} ± {se:.2g}, where "
+            f"2 SE must be within tolerance={tolerance} of the held-out value and the in-sample "
+            "value within it too; the held-out value is reported; more samples give better seeds",
             RuntimeWarning,
             stacklevel=2,
         )
