@@ -3,11 +3,11 @@ undirected edge is two arcs), and each node's in-neighbours (whose activation is
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
+import networkx as nx
 import numpy as np
 from scipy import sparse
 
@@ -143,8 +143,7 @@ def to_network(graph: Any, p: float | str = 0.1, *, name: str = "graph") -> Diff
     """A DiffusionNetwork from a networkx graph or a scipy sparse adjacency."""
     if sparse.issparse(graph):
         return from_scipy(graph, p, name=name)
-    networkx = sys.modules.get("networkx")  # a user's networkx graph means networkx is loaded
-    if networkx is None or not isinstance(graph, networkx.Graph):
+    if not isinstance(graph, nx.Graph):
         raise TypeError(
             f"{name} must be a networkx graph or a scipy sparse adjacency, got {type(graph).__name__}"
         )
