@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from paperplug import PluginManager
-from paperplug.battery import Opaque, input_variants, names_argument, run_battery
+from paperplug.battery import Opaque, input_variants, names_argument, run_battery, value_variants
 from paperplug.checks import check_array, check_is_fitted, check_scalar, check_type
 from paperplug.testing import ExplainerContract, SolverContract, TrainerContract, same
 
@@ -196,3 +196,13 @@ def test_opaque_equals_its_copy():
 
     o = Opaque()
     assert copy.deepcopy(o) == o and repr(o) == "<Opaque: a wrong type>"
+
+
+def test_sparse_matrices_get_nan_inf_and_empty_variants():
+    from scipy import sparse
+
+    adjacency = sparse.csr_matrix(np.array([[0.0, 0.5], [0.25, 0.0]]))
+    variants = dict(value_variants(adjacency, "graph"))
+    assert set(variants) == {"graph:nan", "graph:inf", "graph:empty"}
+    assert np.isnan(variants["graph:nan"].data[0]) and variants["graph:empty"].shape == (0, 0)
+    assert adjacency.data.tolist() == [0.5, 0.25]  # the caller's matrix untouched

@@ -45,7 +45,8 @@ class Variant:
 
 
 def _leaf_variants(value: Any) -> Iterator[tuple[str, Any]]:
-    """(kind, bad copy) pairs for one numpy array, torch tensor or networkx graph."""
+    """(kind, bad copy) pairs for one numpy array, torch tensor, networkx graph or scipy
+    sparse matrix (NaN and inf in its stored values, and 0 × 0)."""
     np, torch = sys.modules.get("numpy"), sys.modules.get("torch")
     if np is not None and isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         if value.dtype.kind == "f" and value.size:
@@ -76,6 +77,18 @@ def _leaf_variants(value: Any) -> Iterator[tuple[str, Any]]:
             yield "width", torch.cat([v, v[..., :1]], dim=-1)
     elif _is_graph(value) and value.number_of_nodes():
         yield "empty", type(value)()
+    elif _is_sparse(value) and value.nnz:
+        if value.dtype.kind == "f":
+            for kind, bad in (("nan", np.nan), ("inf", np.inf)):
+                out = value.copy()
+                out.data[0] = bad
+                yield kind, out
+        yield "empty", type(value)((0, 0))
+
+
+def _is_sparse(value: Any) -> bool:
+    """A scipy sparse matrix or array (scipy is not imported to tell)."""
+    return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "nnz")
 
 
 def _is_graph(value: Any) -> bool:
