@@ -45,7 +45,7 @@ class PrimeMDM:
         self.dropout, self.steps, self.batch_size, self.lr = dropout, steps, batch_size, lr
         self.seed, self.device, self.progress = seed, device, progress
 
-    def _check_params(self) -> None:
+    def _reject_bad_params(self) -> None:
         check_scalar(self.vocab_size, "vocab_size", "int", low=2, allow_none=True)
         check_scalar(self.seq_len, "seq_len", "int", low=1, allow_none=True)
         check_scalar(self.ell, "ell", "int", low=1)
@@ -95,7 +95,7 @@ class PrimeMDM:
                                         dropout=self.dropout).to(self.device)  # fmt: skip
 
     def fit(self, tokens: Any) -> PrimeMDM:
-        self._check_params()
+        self._reject_bad_params()
         for attr in ("model_", "sub_", "schedule_", "history_"):  # a refit starts afresh
             self.__dict__.pop(attr, None)
         x = self._as_tokens(tokens)
