@@ -206,3 +206,35 @@ def test_sparse_matrices_get_nan_inf_and_empty_variants():
     assert set(variants) == {"graph:nan", "graph:inf", "graph:empty"}
     assert np.isnan(variants["graph:nan"].data[0]) and variants["graph:empty"].shape == (0, 0)
     assert adjacency.data.tolist() == [0.5, 0.25]  # the caller's matrix untouched
+
+
+class Sampler(Classifier):
+    """A trainer with a call after fit that takes its own parameter."""
+
+    def sample(self, n: int, *, steps: int = 10):
+        check_is_fitted(self, "means_")
+        check_scalar(n, "n", "int", low=1)
+        check_scalar(steps, "steps", "int", low=1)
+        return np.repeat(self.means_[:1], n, axis=0)
+
+
+def test_a_bad_parameter_of_a_call_after_fit_is_tried_there_and_an_unknown_one_is_an_error():
+    pm = PluginManager(entry_points=False)
+    pm.register_component("trainer", "sampler", Sampler)
+
+    class Contract(TrainerContract):
+        component = "sampler"
+        bad_params = {"steps": [0, 1.5], "epochs": [0]}
+
+        def fitted_calls(self, case):
+            return {"sample": ((3,), {})}
+
+    contract = Contract()
+    X, y = np.random.default_rng(0).normal(size=(8, 3)), np.arange(8) % 2
+    variants = contract.battery(pm, contract.make_instance(pm), ((X, y), {}))
+    keys = {v.key for v in variants}
+    assert {"sample:steps=0", "sample:steps=1.5", "epochs=0", "sample:n:type"} <= keys
+    assert run_battery(variants, {}, same=same) == []
+    Contract.bad_params = {"n_t": [0]}  # taken by nothing: passing vacuously would hide it
+    with pytest.raises(AssertionError, match="bad_params names 'n_t', which neither the main call"):
+        contract.battery(pm, contract.make_instance(pm), ((X, y), {}))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import io
 import json
 import math
@@ -303,13 +304,28 @@ class _Contract:
         return []
 
     def battery(self, pm: PluginManager, instance: Any, case: Any) -> list[Variant]:
-        """Every bad call the contract tries: the main call's inputs, its parameters, the
-        constructor's parameters, and the role's extras."""
+        """Every bad call the contract tries: the main call's inputs and parameters, each
+        other bad parameter where it is taken (`param_variants_elsewhere`), and the role's
+        extras."""
         fn, args, kwargs = self.sample_call(instance, case)
         variants = input_variants(fn, args, kwargs, width=self.vary_width)
-        call_variants, constructor = param_variants(fn, args, kwargs, self.bad_params)
+        call_variants, rest = param_variants(fn, args, kwargs, self.bad_params)
         variants += call_variants
-        for name, values in constructor.items():
+        variants += self.param_variants_elsewhere(pm, instance, case, rest)
+        return variants + self.extra_variants(pm, instance, case)
+
+    def param_variants_elsewhere(
+        self, pm: PluginManager, instance: Any, case: Any, params: Mapping[str, list[Any]]
+    ) -> list[Variant]:
+        """The bad parameters the main call does not take: tried at construction, then the
+        main call. A name the constructor does not take either is a mistake in `bad_params`
+        (its "unexpected keyword" TypeError would name it and pass without testing anything)."""
+        variants = []
+        for name, values in params.items():
+            assert self._constructor_takes(pm, name), (
+                f"bad_params names {name!r}, which neither the main call nor the constructor of "
+                f"{self.component!r} takes"
+            )
             for value in values:
 
                 def build_and_call(name: str = name, value: Any = value) -> Any:
@@ -318,7 +334,17 @@ class _Contract:
                     return call(*a, **kw)
 
                 variants.append(Variant(f"{name}={value!r}", name, build_and_call, ()))
-        return variants + self.extra_variants(pm, instance, case)
+        return variants
+
+    def _constructor_takes(self, pm: PluginManager, name: str) -> bool:
+        factory = pm.get(self.role, self.component).resolve()
+        try:
+            params = inspect.signature(factory).parameters
+        except (TypeError, ValueError):  # a builtin or C factory: cannot tell
+            return True
+        return name in params or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+        )
 
     def test_bad_inputs_rejected(
         self, installed_pm: PluginManager, instance: Any, case: Any
@@ -533,13 +559,48 @@ class TrainerContract(_Contract):
             return {}
         return {m: (tuple(data) if m == "score" else (data[0],), {}) for m in self.FITTED_METHODS}
 
+    def _fitted(self, pm: PluginManager, case: Any) -> Any:
+        """One instance fitted on the case, shared by this test's post-fit variants."""
+        if getattr(self, "_fitted_instance", None) is None:
+            fitted = self.make_instance(pm)
+            fn, args, kwargs = self.sample_call(fitted, case)
+            fn(*args, **kwargs)
+            self._fitted_instance = fitted
+        return self._fitted_instance
+
+    def _calls(self, instance: Any, case: Any) -> dict[str, tuple[tuple, dict]]:
+        return {m: c for m, c in self.fitted_calls(case).items() if hasattr(instance, m)}
+
+    def param_variants_elsewhere(
+        self, pm: PluginManager, instance: Any, case: Any, params: Mapping[str, list[Any]]
+    ) -> list[Variant]:
+        """A bad parameter that a fitted call takes (e.g. `sample(n, steps=...)`) is tried
+        there, on a fitted instance; the others at construction."""
+        variants, rest = [], dict(params)
+        for method, (args, kwargs) in self._calls(instance, case).items():
+            taken = {}
+            for name in list(rest):
+                bound = getattr(instance, method)
+                try:
+                    takes = name in inspect.signature(bound).parameters
+                except (TypeError, ValueError):
+                    takes = False
+                if takes:
+                    taken[name] = rest.pop(name)
+            if taken:
+                call = getattr(self._fitted(pm, case), method)
+                found, _ = param_variants(call, args, kwargs, taken)
+                variants += [
+                    Variant(f"{method}:{v.key}", v.argument, v.call, v.args, v.kwargs)
+                    for v in found
+                ]
+        return variants + super().param_variants_elsewhere(pm, instance, case, rest)
+
     def extra_variants(self, pm: PluginManager, instance: Any, case: Any) -> list[Variant]:
-        calls = {m: c for m, c in self.fitted_calls(case).items() if hasattr(instance, m)}
+        calls = self._calls(instance, case)
         if not calls:
             return []
-        fitted, unfitted = self.make_instance(pm), self.make_instance(pm)
-        fn, args, kwargs = self.sample_call(fitted, case)
-        fn(*args, **kwargs)
+        fitted, unfitted = self._fitted(pm, case), self.make_instance(pm)
         variants = []
         for method, (args, kwargs) in calls.items():
             variants += input_variants(getattr(fitted, method), args, kwargs, prefix=f"{method}:")
