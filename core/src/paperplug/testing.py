@@ -574,9 +574,12 @@ class TrainerContract(_Contract):
     def param_variants_elsewhere(
         self, pm: PluginManager, instance: Any, case: Any, params: Mapping[str, list[Any]]
     ) -> list[Variant]:
-        """A bad parameter that a fitted call takes (e.g. `sample(n, steps=...)`) is tried
-        there, on a fitted instance; the others at construction."""
-        variants, rest = [], dict(params)
+        """A bad parameter that the constructor does not take but a fitted call does (e.g.
+        `sample(n, steps=...)`) is tried there, on a fitted instance; the others at
+        construction (the constructor first: a `seed` both take is the constructor's)."""
+        variants = []
+        rest = {n: v for n, v in params.items() if not self._constructor_takes(pm, n)}
+        constructor = {n: v for n, v in params.items() if n not in rest}
         for method, (args, kwargs) in self._calls(instance, case).items():
             taken = {}
             for name in list(rest):
@@ -594,7 +597,9 @@ class TrainerContract(_Contract):
                     Variant(f"{method}:{v.key}", v.argument, v.call, v.args, v.kwargs)
                     for v in found
                 ]
-        return variants + super().param_variants_elsewhere(pm, instance, case, rest)
+        return variants + super().param_variants_elsewhere(
+            pm, instance, case, {**constructor, **rest}
+        )
 
     def extra_variants(self, pm: PluginManager, instance: Any, case: Any) -> list[Variant]:
         calls = self._calls(instance, case)
