@@ -1,6 +1,266 @@
-"""Benchmark: the gateway's added latency beside LiteLLM's proxy (not written yet)."""
+"""Benchmark: the latency the gateway adds, beside LiteLLM's proxy, on the same scripted
+upstream and the same clients, in one run. Each server is its own process (upstream, gateway,
+LiteLLM); the clients are 32 threads with the official `openai` SDK, each streaming
+`--requests` replies of `--words` words. Added latency = the latency through a proxy minus the
+latency straight to the upstream (p50 and p99 over all requests); per chunk = that, divided by
+the chunks of a reply. Configurations: no defense on either side; a regex-level output
+defense on both (paperplug: `RegexGuard` as a user's plugin; LiteLLM: a `CustomGuardrail`
+whose streaming hook checks the growing text the same way).
 
-from paperplug_gateway.embedded import scripted_upstream
+    make bench PKG=gateway ARGS="--requests 8"
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import openai
+from paperplug_gateway.embedded import RegexGuard
+
+from paperplug.harness import single_thread, table
+
+CLIENTS = 32
+PATTERN = r"(?i)\bpassword\b"
+KEY = "sk-bench-" + "0" * 32  # both proxies authenticate every request with it
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_up(url: str, timeout: float = 600) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    raise RuntimeError(f"{url} did not come up (server logs in {LOGS})")
+
+
+LOGS = Path(tempfile.gettempdir()) / "paperplug-gateway-bench"
+
+
+def spawn(args: list[str], env: dict | None = None) -> subprocess.Popen:
+    """A server process; its output goes to a log file under LOGS."""
+    LOGS.mkdir(exist_ok=True)
+    log = open(LOGS / f"{Path(args[0]).name}-{len(list(LOGS.iterdir()))}.log", "w")  # noqa: SIM115
+    return subprocess.Popen(
+        args, env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT
+    )
+
+
+def upstream(port: int, words: int, delay: float) -> subprocess.Popen:
+    code = textwrap.dedent(
+        f"""
+        import uvicorn
+        from paperplug_gateway.embedded import scripted_upstream
+        def reply(messages, tools):
+            if messages[-1]["content"] == "leak":
+                return {{"content": "the password is hunter2"}}
+            return {{"content": " ".join(["token"] * {words})}}
+        uvicorn.run(scripted_upstream(reply, chunk_delay={delay}), host="127.0.0.1", port={port}, log_level="warning", access_log=False, ws="none")
+        """
+    )
+    return spawn([sys.executable, "-c", code])
+
+
+def gateway(port: int, up: str, regex: bool, work: Path) -> subprocess.Popen:
+    plugins = work / "plugins"
+    plugins.mkdir(exist_ok=True)
+    (plugins / "regex_plugin.py").write_text(
+        "from paperplug import hookimpl\n"
+        "from paperplug_gateway.embedded import RegexGuard\n\n\n"
+        "@hookimpl\ndef register_defenses(register):\n"
+        "    register('regex-guard', RegexGuard, summary='regex', paper='(bench)')\n"
+    )
+    defense = f"[[defense]]\nname = \"regex-guard\"\npattern = '{PATTERN}'\n" if regex else ""
+    config = work / f"gateway-{port}.toml"
+    config.write_text(
+        f'[server]\nport = {port}\nmax_tokens = 100000\napi_keys = ["{KEY}"]\n'
+        f'[upstream]\nurl = "{up}"\ntimeout = 60\n{defense}'
+    )
+    exe = Path(sys.executable).with_name("paperplug-gateway")
+    return spawn(
+        [str(exe), "serve", "--config", str(config)], {"PAPERPLUG_PLUGINS_DIR": str(plugins)}
+    )
+
+
+LITELLM_GUARD = '''
+import re
+from litellm.integrations.custom_guardrail import CustomGuardrail
+
+PATTERN = re.compile(r"{pattern}")
+
+
+class RegexGuardrail(CustomGuardrail):
+    """Stops a streamed reply once the text so far matches, as the gateway's RegexGuard does."""
+
+    async def async_post_call_streaming_iterator_hook(self, user_api_key_dict, response, request_data):
+        text = ""
+        async for chunk in response:
+            for choice in getattr(chunk, "choices", []) or []:
+                text += getattr(choice.delta, "content", None) or ""
+            if PATTERN.search(text):
+                return
+            yield chunk
+'''
+
+
+def litellm(port: int, up: str, regex: bool, work: Path) -> subprocess.Popen:
+    (work / "regex_guardrail.py").write_text(LITELLM_GUARD.format(pattern=PATTERN))
+    guard = (
+        "guardrails:\n  - guardrail_name: regex-guard\n    litellm_params:\n"
+        "      guardrail: regex_guardrail.RegexGuardrail\n      mode: post_call\n      default_on: true\n"
+        if regex
+        else ""
+    )
+    config = work / f"litellm-{port}.yaml"
+    config.write_text(
+        f"model_list:\n  - model_name: scripted\n    litellm_params:\n      model: openai/scripted\n"
+        f"      api_base: {up}\n      api_key: none\n{guard}"
+        "litellm_settings:\n  drop_params: true\n  telemetry: false\n"
+    )
+    exe = Path(sys.executable).with_name("litellm")
+    return spawn(
+        [
+            str(exe),
+            "--config",
+            str(config),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--num_workers",
+            "1",
+        ],
+        {"LITELLM_LOG": "ERROR", "LITELLM_MASTER_KEY": KEY},
+    )
+
+
+def run_clients(url: str, requests: int, key: str = KEY) -> tuple[np.ndarray, int]:
+    """Latency of every streamed request (32 clients at once), and the chunks of a reply."""
+
+    def one(_: int) -> tuple[list[float], int]:
+        sdk = openai.OpenAI(base_url=url, api_key=key, max_retries=0, timeout=120)
+        times, chunks = [], 0
+        for _ in range(requests):
+            start = time.perf_counter()
+            stream = sdk.chat.completions.create(
+                model="scripted", messages=[{"role": "user", "content": "go"}], stream=True
+            )
+            chunks = sum(1 for c in stream if c.choices and c.choices[0].delta.content)
+            times.append(time.perf_counter() - start)
+        return times, chunks
+
+    with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+        results = list(pool.map(one, range(CLIENTS)))
+    return np.array([t for times, _ in results for t in times]), results[0][1]
+
+
+def leaks(url: str) -> bool:
+    """Whether a streamed reply holding "password" reaches the client through `url`."""
+    sdk = openai.OpenAI(base_url=url, api_key=KEY, max_retries=0, timeout=120)
+    stream = sdk.chat.completions.create(
+        model="scripted", messages=[{"role": "user", "content": "leak"}], stream=True
+    )
+    try:
+        text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    except openai.APIError:
+        return False  # a proxy that ends the stream with an error did not let it through
+    return "password" in text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--requests", type=int, default=8, help="streamed requests per client")
+    parser.add_argument("--words", type=int, default=40, help="words (chunks) per reply")
+    parser.add_argument(
+        "--delay", type=float, default=0.005, help="the upstream's seconds per chunk"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="alternating direct/proxy rounds")
+    args = parser.parse_args(argv)
+    single_thread()
+    assert RegexGuard(PATTERN).pattern.pattern == PATTERN
+    rows, procs = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        try:
+            up_port = free_port()
+            procs.append(upstream(up_port, args.words, args.delay))
+            up = f"http://127.0.0.1:{up_port}/v1"
+            wait_up(f"{up}/models")
+            servers = {}
+            for regex in (False, True):
+                for name, start in (("paperplug-gateway", gateway), ("LiteLLM proxy", litellm)):
+                    port = free_port()
+                    procs.append(start(port, up, regex, work))
+                    health = "/health/liveliness" if name == "LiteLLM proxy" else "/healthz"
+                    wait_up(f"http://127.0.0.1:{port}{health}")
+                    servers[(name, regex)] = f"http://127.0.0.1:{port}/v1"
+            _, chunks = run_clients(up, 1)
+            for (name, regex), url in servers.items():
+                run_clients(url, 1)  # warm up
+                leaked = leaks(url)
+                assert leaked == (not regex), (
+                    f"{name}: the regex defense {'let through' if leaked else 'stopped'} a leak"
+                )
+            added: dict = {key: [] for key in servers}
+            for r in range(args.rounds):  # each proxy right after its own direct baseline
+                for key, url in servers.items():
+                    direct, _ = run_clients(up, args.requests)
+                    through, n = run_clients(url, args.requests)
+                    assert n == chunks, f"{key[0]} lost chunks: {n} of {chunks}"
+                    added[key].append(
+                        [np.percentile(through, q) - np.percentile(direct, q) for q in (50, 99)]
+                    )
+                print(f"round {r + 1}/{args.rounds} done", flush=True)
+            for (name, regex), rounds in added.items():
+                p50, p99 = np.median(np.array(rounds), axis=0)
+                rows.append(
+                    [
+                        name,
+                        "regex (output)" if regex else "none",
+                        1000 * p50,
+                        1000 * p99,
+                        1000 * p50 / chunks,
+                    ]
+                )
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                p.wait(timeout=30)
+    print(
+        f"\n{CLIENTS} concurrent streaming clients x {args.requests} requests, {chunks} chunks a reply, upstream {1000 * args.delay:g} ms/chunk; direct p50 {1000 * np.percentile(direct, 50):.0f} ms, p99 {1000 * np.percentile(direct, 99):.0f} ms"
+    )
+    print(
+        table(
+            rows,
+            ["proxy", "defense", "added p50 ms", "added p99 ms", "added ms/chunk (p50)"],
+            digits=1,
+        )
+    )
+    return 0
+
 
 if __name__ == "__main__":
-    raise SystemExit(f"not written yet: {scripted_upstream.__name__}")
+    raise SystemExit(main())
