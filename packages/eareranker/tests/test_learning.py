@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from paperplug_eareranker import EAReranker
 
+from paperplug.checks import NotFittedError
+
 SMALL = {"n_expand": 4, "d_model": 32, "layers": 2, "heads": 2, "epochs": 60, "lr": 3e-3,
          "batch_size": 128, "patience": 10, "progress": False}  # fmt: skip
 
@@ -49,16 +51,29 @@ def test_bad_inputs_are_refused_and_inputs_untouched():
     q, d, y = planted(50, 4)
     before = q.copy()
     model = EAReranker(**{**SMALL, "epochs": 1})
-    with pytest.raises(ValueError, match="one label per pair"):
+    with pytest.raises(ValueError, match="query_embeddings and document_embeddings and labels"):
         model.fit(q, d, y[:10])
     with pytest.raises(ValueError, match=r"labels must be adequacy scores in \[0, 1\]"):
         model.fit(q, d, y * 2)
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="query_embeddings holds NaN"):
         model.fit(np.full_like(q, np.nan), d, y)
-    with pytest.raises(ValueError, match="differ in width"):
+    with pytest.raises(ValueError, match=r"document_embeddings must have shape \(\*, 16\)"):
         model.fit(q, d[:, :8], y)
-    with pytest.raises(RuntimeError, match="fit"):
+    with pytest.raises(NotFittedError):
         EAReranker().score(q, d)
-    with pytest.raises(ValueError, match="readout"):
+    with pytest.raises(ValueError, match="readout must be one of"):
         EAReranker(readout="mean", **{**SMALL, "epochs": 1}).fit(q, d, y)
     assert np.array_equal(q, before)
+
+
+def test_the_issue_examples_raise_errors_naming_the_argument():
+    q, d, y = planted(50, 4)
+    with pytest.raises(ValueError, match="n_expand must be >= 1"):
+        EAReranker(n_expand=0).fit(q, d, y)
+    with pytest.raises(ValueError, match=r"heads must divide d_model \(32\), got heads=3"):
+        EAReranker(d_model=32, heads=3).fit(q, d, y)  # was torch's AssertionError
+    fitted = EAReranker(**{**SMALL, "epochs": 1}).fit(q, d, y)
+    with pytest.raises(ValueError, match="k must be >= 1, got -1"):
+        fitted.rerank(q[0], d[:20], k=-1)  # was all documents but the last
+    with pytest.raises(ValueError, match="min_score must lie in"):
+        fitted.rerank(q[0], d[:20], min_score=2.0)

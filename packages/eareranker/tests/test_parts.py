@@ -10,8 +10,6 @@ from paperplug_eareranker import (
     aggregate_judges,
     bin_aware_mse,
     calibrate_within_bins,
-    mrr,
-    ndcg_at,
 )
 
 
@@ -20,6 +18,10 @@ def test_bins_follow_the_paper_edges():
     assert adequacy_bin(scores).tolist() == [0, 0, 1, 2, 2, 3, 4, 4, 5, 5]
     assert EAReranker.adequacy_bin([0.05, 0.95]) == ["irrelevant", "precise"]
     assert len(BIN_NAMES) == 6
+    with pytest.raises(ValueError, match="scores holds NaN"):
+        adequacy_bin([float("nan")])  # was 'precise'
+    with pytest.raises(ValueError, match=r"scores must be adequacy scores in \[0, 1\]"):
+        EAReranker.adequacy_bin([1.2])
 
 
 def test_bin_aware_loss_by_hand():
@@ -59,15 +61,3 @@ def test_calibration_keeps_bins_and_follows_the_reranker():
     assert (adequacy_bin(out) == adequacy_bin(labels)).all()
     assert out[0] > out[2] > out[1] and out[1] == pytest.approx(0.75)
     assert out[3] == out[4] == pytest.approx(0.375)  # ties: the bin's midpoint
-
-
-def test_ndcg_and_mrr_by_hand():
-    labels = np.array([1.0, 0.5, 0.0])
-    groups = np.zeros(3, dtype=int)
-    perfect = np.array([3.0, 2.0, 1.0])
-    assert ndcg_at(perfect, labels, groups) == pytest.approx(1.0)
-    swapped = np.array([2.0, 3.0, 1.0])
-    dcg = (2**0.5 - 1) / 1 + (2**1.0 - 1) / np.log2(3)
-    idcg = 1 / 1 + (2**0.5 - 1) / np.log2(3)
-    assert ndcg_at(swapped, labels, groups) == pytest.approx(dcg / idcg)
-    assert mrr(swapped, labels, groups) == pytest.approx(0.5)

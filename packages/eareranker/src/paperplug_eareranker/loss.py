@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import torch
 
+from paperplug.checks import check_scalar
 from paperplug_eareranker.bins import BIN_EDGES
 
 
 def bin_index(scores: torch.Tensor) -> torch.Tensor:
+    """The adequacy bin (0..5) of each score, as `adequacy_bin` for tensors (no gradient)."""
     return torch.bucketize(scores.detach(), torch.tensor(BIN_EDGES, dtype=scores.dtype), right=True)
 
 
 def bin_aware_mse(pred: torch.Tensor, target: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
     """(1/B)·Σ w_i (ŝ_i − s_i)², w_i = 1 + α·|bin(ŝ_i) − bin(s_i)| (α = 0: plain MSE)."""
+    alpha = check_scalar(alpha, "alpha", low=0)
     if pred.shape != target.shape:
         raise ValueError(
             f"pred and target shapes differ: {tuple(pred.shape)} vs {tuple(target.shape)}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from paperplug.checks import check_choice, check_scalar, check_type
 from paperplug_eareranker.expansion import DimensionExpansion
 
 READOUTS = ("cls", "last")
@@ -33,10 +34,19 @@ class EARScorer(nn.Module):
         dropout: float = 0.1,
     ) -> None:
         super().__init__()
-        if readout not in READOUTS:
-            raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
+        check_scalar(embedding_dim, "embedding_dim", "int", low=1)
+        check_scalar(d_model, "d_model", "int", low=2)
+        check_scalar(n_expand, "n_expand", "int", low=1)
+        check_scalar(layers, "layers", "int", low=1)
+        check_scalar(heads, "heads", "int", low=1)
+        check_scalar(dropout, "dropout", low=0, high=1, inclusive="left")
+        check_type(causal, "causal", bool)
+        check_type(interaction, "interaction", bool)
+        check_choice(readout, "readout", READOUTS)
+        if d_model % heads:
+            raise ValueError(f"heads must divide d_model ({d_model}), got heads={heads}")
         if readout == "cls" and causal:
-            raise ValueError("a causal CLS token sees nothing: use readout='last' with causal=True")
+            raise ValueError("readout='cls' needs causal=False: a causal CLS token sees nothing")
         self.causal, self.readout, self.interaction = causal, readout, interaction
         self.expand_q = DimensionExpansion(embedding_dim, n_expand, d_model)
         self.expand_d = DimensionExpansion(embedding_dim, n_expand, d_model)

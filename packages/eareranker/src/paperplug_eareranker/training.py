@@ -11,6 +11,13 @@ import numpy as np
 import torch
 
 from paperplug import History, seeded_torch
+from paperplug.checks import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    check_scalar,
+    check_type,
+)
 from paperplug.harness import progress
 from paperplug_eareranker.bins import BIN_NAMES, adequacy_bin
 from paperplug_eareranker.loss import bin_aware_mse
@@ -28,17 +35,24 @@ ARCHITECTURE = (
 )
 
 
-def _matrix(x: Any, name: str) -> np.ndarray:
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    arr = np.asarray(x, dtype=np.float32)
-    if arr.ndim != 2 or arr.shape[0] == 0:
+def _embeddings(value: Any, name: str, width: int | None = None) -> np.ndarray:
+    """(n, dim) float32 embeddings from an array, list or tensor, checked."""
+    return check_array(
+        value, name, dtype=np.float32, ndim=2, shape=(None, width) if width else None
+    )
+
+
+def _device(device: Any) -> torch.device:
+    """A torch device from `device`, refused when it cannot be used here."""
+    try:
+        out = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
         raise ValueError(
-            f"{name} must be a non-empty (n, dim) array of embeddings, got shape {arr.shape}"
-        )
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} holds NaN or infinite values")
-    return arr
+            f"device must name a torch device ('cpu', 'cuda'), got {device!r}"
+        ) from exc
+    if out.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} but CUDA is not available")
+    return out
 
 
 class EAReranker:
@@ -84,35 +98,42 @@ class EAReranker:
         with seeded_torch(self.seed):
             return EARScorer(dim, **{k: getattr(self, k) for k in ARCHITECTURE}).to(self.device)
 
+    def _check_params(self) -> None:
+        """The training parameters (the architecture's are checked by EARScorer)."""
+        check_scalar(self.alpha, "alpha", low=0)
+        check_scalar(self.lr, "lr", low=0, inclusive="neither")
+        check_scalar(self.weight_decay, "weight_decay", low=0)
+        check_scalar(self.epochs, "epochs", "int", low=1)
+        check_scalar(self.batch_size, "batch_size", "int", low=1)
+        check_scalar(self.patience, "patience", "int", low=1)
+        check_scalar(self.val_fraction, "val_fraction", low=0, high=1, inclusive="left")
+        check_scalar(self.seed, "seed", "int", low=0)
+        check_type(self.progress, "progress", bool)
+        _device(self.device)
+
     def fit(
         self, query_embeddings: Any, document_embeddings: Any, labels: Any, groups: Any = None
     ) -> EAReranker:
-        Q, D = (
-            _matrix(query_embeddings, "query_embeddings"),
-            _matrix(document_embeddings, "document_embeddings"),
-        )
-        y = np.asarray(labels, dtype=np.float32).ravel()
-        if not (len(Q) == len(D) == len(y)):
-            raise ValueError(
-                f"one label per pair: got {len(Q)} queries, {len(D)} documents, {len(y)} labels"
-            )
-        if Q.shape[1] != D.shape[1]:
-            raise ValueError(
-                f"query and document embeddings differ in width: {Q.shape[1]} vs {D.shape[1]}"
-            )
-        if not np.isfinite(y).all() or (y < 0).any() or (y > 1).any():
+        """Train on pairs of embeddings with adequacy labels in [0, 1]; `groups` (one query id
+        per pair) keeps each query's pairs on one side of the validation split."""
+        self._check_params()
+        Q = _embeddings(query_embeddings, "query_embeddings")
+        D = _embeddings(document_embeddings, "document_embeddings", Q.shape[1])
+        y = check_array(labels, "labels", dtype=np.float32, ndim=1)
+        check_consistent_length(query_embeddings=Q, document_embeddings=D, labels=y)
+        if (y < 0).any() or (y > 1).any():
             raise ValueError("labels must be adequacy scores in [0, 1]")
-        if (
-            not 0 <= self.val_fraction < 1
-            or self.epochs < 1
-            or self.batch_size < 1
-            or self.alpha < 0
-        ):
-            raise ValueError("need 0 <= val_fraction < 1, epochs >= 1, batch_size >= 1, alpha >= 0")
+        if groups is not None:
+            groups = np.asarray(groups)
+            if groups.ndim != 1:
+                raise ValueError(f"groups must be one query id per pair, got shape {groups.shape}")
+            check_consistent_length(labels=y, groups=groups)
         rng = np.random.default_rng(self.seed)
-        groups = np.arange(len(y)) if groups is None else np.asarray(groups)
+        groups = np.arange(len(y)) if groups is None else groups
         unique = np.unique(groups)
-        held = rng.permutation(unique)[: round(self.val_fraction * len(unique))]
+        held = rng.permutation(unique)[
+            : min(round(self.val_fraction * len(unique)), len(unique) - 1)
+        ]
         val = np.isin(groups, held)
         train = np.flatnonzero(~val)
         self.model_ = self._build(Q.shape[1])
@@ -177,27 +198,27 @@ class EAReranker:
         return torch.cat(out).cpu().numpy()
 
     def score(self, query_embeddings: Any, document_embeddings: Any) -> np.ndarray:
-        """Adequacy in [0, 1] of each (query, document) pair of embeddings."""
-        if not hasattr(self, "model_"):
-            raise RuntimeError("call fit() (or EAReranker.load) before score()")
-        Q, D = (
-            _matrix(query_embeddings, "query_embeddings"),
-            _matrix(document_embeddings, "document_embeddings"),
-        )
+        """Adequacy in [0, 1] of each (query, document) pair of embeddings; one query is
+        scored against every document."""
+        check_is_fitted(self, "model_")
+        Q = _embeddings(query_embeddings, "query_embeddings", self.embedding_dim_)
+        D = _embeddings(document_embeddings, "document_embeddings", self.embedding_dim_)
         if len(Q) == 1 and len(D) > 1:
             Q = np.repeat(Q, len(D), axis=0)
-        if Q.shape != D.shape or Q.shape[1] != self.embedding_dim_:
-            raise ValueError(
-                f"expected pairs of {self.embedding_dim_}-dim embeddings, got {Q.shape} and {D.shape}"
-            )
+        check_consistent_length(query_embeddings=Q, document_embeddings=D)
         return self._predict(Q, D)
 
     def rerank(self, query_embedding: Any, document_embeddings: Any, k: int | None = None,
                min_score: float | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """Document indices best first (at most k, optionally only scores >= min_score, e.g.
         0.25 to drop what the paper calls weak or irrelevant) and their scores."""
-        q = np.asarray(query_embedding, dtype=np.float32).reshape(1, -1)
-        scores = self.score(q, document_embeddings)
+        check_is_fitted(self, "model_")
+        k = check_scalar(k, "k", "int", low=1, allow_none=True)
+        min_score = check_scalar(min_score, "min_score", low=0, high=1, allow_none=True)
+        q = check_array(query_embedding, "query_embedding", dtype=np.float32, ndim=(1, 2))
+        if q.ndim == 2 and len(q) != 1:
+            raise ValueError(f"query_embedding must be one embedding, got shape {q.shape}")
+        scores = self.score(q.reshape(1, -1), document_embeddings)
         order = np.argsort(-scores, kind="stable")
         if min_score is not None:
             order = order[scores[order] >= min_score]
@@ -207,9 +228,11 @@ class EAReranker:
     @staticmethod
     def adequacy_bin(scores: Any) -> list[str]:
         """The paper's bin name of each score: irrelevant, weak, marginal, moderate, high, precise."""
-        return [BIN_NAMES[b] for b in adequacy_bin(np.atleast_1d(scores))]
+        return [BIN_NAMES[b] for b in np.atleast_1d(adequacy_bin(scores))]
 
     def save(self, path: str | Path) -> Path:
+        """Write the weights (ear.pt) and the configuration (ear.json) into the folder `path`."""
+        check_is_fitted(self, "model_")
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         torch.save(self.model_.state_dict(), path / "ear.pt")
@@ -221,7 +244,10 @@ class EAReranker:
 
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu") -> EAReranker:
+        """A fitted reranker from a folder written by `save`."""
         path = Path(path)
+        if not (path / "ear.json").is_file():
+            raise ValueError(f"path must be a folder written by EAReranker.save, got {path}")
         config = json.loads((path / "ear.json").read_text())
         dim = config.pop("embedding_dim")
         reranker = cls(device=device, **config)

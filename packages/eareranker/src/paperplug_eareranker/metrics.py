@@ -1,0 +1,105 @@
+"""The metrics the paper reports (ACC25, LACC@τ, bin accuracy, NDCG@10, MRR), tie-aware: a
+scorer that gives several documents one score (isotonic calibration, a constant) gets the
+expectation over the orders of its ties, never the credit of the order the rows came in."""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+from sklearn.metrics import ndcg_score
+
+from paperplug.checks import check_array, check_consistent_length, check_scalar
+from paperplug_eareranker.bins import adequacy_bin
+
+
+def _pair(pred: object, target: object) -> tuple[np.ndarray, np.ndarray]:
+    pred, target = check_array(pred, "pred", ndim=1), check_array(target, "target", ndim=1)
+    check_consistent_length(pred=pred, target=target)
+    return pred, target
+
+
+def acc(pred: object, target: object, tol: float = 0.25) -> float:
+    """ACC25: share of predictions within `tol` of the label."""
+    pred, target = _pair(pred, target)
+    return float(np.mean(np.abs(pred - target) <= check_scalar(tol, "tol", low=0)))
+
+
+def lacc(pred: object, target: object, threshold: float) -> float:
+    """LACC@τ: share of pairs on the same side of τ (keep or drop) in prediction and label."""
+    pred, target = _pair(pred, target)
+    threshold = check_scalar(threshold, "threshold", low=0, high=1)
+    return float(np.mean((pred >= threshold) == (target >= threshold)))
+
+
+def bin_accuracy(pred: object, target: object) -> float:
+    """Share of predictions in the label's adequacy bin."""
+    pred, target = _pair(pred, target)
+    return float(np.mean(adequacy_bin(pred, "pred") == adequacy_bin(target, "target")))
+
+
+def _ranking(
+    scores: object, labels: object, groups: object
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Checked scores and labels, and the row indices of each query."""
+    scores = check_array(scores, "scores", ndim=1)
+    labels = check_array(labels, "labels", ndim=1)
+    groups = np.asarray(groups)
+    if groups.ndim != 1:
+        raise ValueError(f"groups must be one query id per row (1-D), got shape {groups.shape}")
+    check_consistent_length(scores=scores, labels=labels, groups=groups)
+    if (labels < 0).any():
+        raise ValueError("labels must be non-negative relevance grades")
+    _, inverse = np.unique(groups, return_inverse=True)
+    return scores, labels, [np.flatnonzero(inverse == g) for g in range(inverse.max() + 1)]
+
+
+def ndcg_at(scores: object, labels: object, groups: object, k: int = 10) -> float:
+    """Mean NDCG@k over queries (`groups`), gain 2^label − 1, documents ranked by `scores`;
+    tied scores share their positions' discounts (scikit-learn's `ndcg_score`, which equals the
+    expectation over the orders of the ties). A query whose gains are all 0 scores 0."""
+    scores, labels, queries = _ranking(scores, labels, groups)
+    k = check_scalar(k, "k", "int", low=1)
+    gains = 2.0**labels - 1
+    total = 0.0
+    for size in sorted({len(idx) for idx in queries}):
+        rows = np.array([idx for idx in queries if len(idx) == size])  # (queries, size)
+        if size == 1:  # scikit-learn needs two documents; one document is its own ideal order
+            total += float((gains[rows[:, 0]] > 0).sum())
+        else:  # the mean over these queries, weighted by their number
+            total += ndcg_score(gains[rows], scores[rows], k=k) * len(rows)
+    return total / len(queries)
+
+
+def reciprocal_rank(scores: np.ndarray, labels: np.ndarray) -> float:
+    """1 / rank of the first best-labelled document, in expectation over the orders of tied
+    scores: with `ahead` documents scored above the first tie block holding m best ones among
+    n, the first of them sits at ahead + J, P(J = j) = C(n − j, m − 1) / C(n, m)."""
+    best = labels == labels.max()
+    ahead = 0
+    for level in np.unique(scores)[::-1]:
+        block = scores == level
+        n, m = int(block.sum()), int((block & best).sum())
+        if m:
+            return sum(comb(n - j, m - 1) / (ahead + j) for j in range(1, n - m + 2)) / comb(n, m)
+        ahead += n
+    raise AssertionError("unreachable: the best label is somewhere")
+
+
+def mrr(scores: object, labels: object, groups: object) -> float:
+    """Mean reciprocal rank of each query's best-labelled document (tie-aware: the expected
+    value over the orders of tied scores)."""
+    scores, labels, queries = _ranking(scores, labels, groups)
+    return float(np.mean([reciprocal_rank(scores[idx], labels[idx]) for idx in queries]))
+
+
+def report(pred: object, labels: object, groups: object) -> dict[str, float]:
+    """ACC25, LACC@10, LACC@25, bin accuracy, NDCG@10 and MRR in one dict."""
+    return {
+        "ACC25": acc(pred, labels),
+        "LACC@10": lacc(pred, labels, 0.10),
+        "LACC@25": lacc(pred, labels, 0.25),
+        "bin acc": bin_accuracy(pred, labels),
+        "NDCG@10": ndcg_at(pred, labels, groups),
+        "MRR": mrr(pred, labels, groups),
+    }
