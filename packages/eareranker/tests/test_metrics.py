@@ -97,3 +97,16 @@ def test_report_and_bad_inputs():
         ndcg_at([0.1, 0.2], [1.0, 0.0], [0, 0], k=0)
     with pytest.raises(ValueError, match="pred must be adequacy scores"):
         report(np.array([1.5, 0.2]), np.array([0.95, 0.3]), np.array([0, 0]))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ndcg_agrees_with_scikit_learn_on_tied_scores(seed):
+    from sklearn.metrics import ndcg_score
+
+    rng = np.random.default_rng(seed)
+    labels = rng.choice(RUBRIC, size=(30, 8))
+    scores = np.round(rng.random((30, 8)), 1)  # one decimal: ties in most queries
+    groups = np.repeat(np.arange(30), 8)
+    for k in (3, 10):
+        expected = ndcg_score(2**labels - 1, scores, k=k)
+        assert ndcg_at(scores.ravel(), labels.ravel(), groups, k=k) == pytest.approx(expected)

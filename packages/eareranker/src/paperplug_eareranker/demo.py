@@ -6,8 +6,8 @@ run embeds ~1800 texts (a few minutes, cached); then about four minutes on one t
 from __future__ import annotations
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
 
+from paperplug.extras import requires_extra
 from paperplug.harness import Timer, best_of, demo_parser, pyplot, save_figure, single_thread, table
 from paperplug_eareranker.embedded import embedded_pairs, split_by_query
 from paperplug_eareranker.metrics import report
@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{len(np.unique(g))} queries, {len(y)} pairs; {len(np.unique(g[test]))} held-out queries\n"
     )
+
+    with requires_extra("paperplug-eareranker", "demo", "the embedded default"):
+        from sklearn.isotonic import IsotonicRegression
 
     cosine = (Q * D).sum(1)
     iso = IsotonicRegression(out_of_bounds="clip").fit(cosine[train], y[train])

@@ -7,7 +7,6 @@ from __future__ import annotations
 from math import comb
 
 import numpy as np
-from sklearn.metrics import ndcg_score
 
 from paperplug.checks import check_array, check_consistent_length, check_scalar
 from paperplug_eareranker.bins import adequacy_bin
@@ -54,21 +53,30 @@ def _ranking(
     return scores, labels, [np.flatnonzero(inverse == g) for g in range(inverse.max() + 1)]
 
 
+def tie_averaged_dcg(scores: np.ndarray, gains: np.ndarray, k: int) -> float:
+    """DCG@k of one query in expectation over the orders of tied scores: each block of tied
+    documents spreads its mean gain over the discounts 1/log2(1 + rank) of the ranks it holds
+    (McSherry & Najork 2008; what scikit-learn's `ndcg_score` computes)."""
+    _, block = np.unique(-scores, return_inverse=True)  # block 0 holds the highest score
+    counts = np.bincount(block)
+    mean_gain = np.bincount(block, weights=gains) / counts
+    discount = np.where(np.arange(len(scores)) < k, 1 / np.log2(np.arange(2, len(scores) + 2)), 0)
+    cumulative = np.concatenate([[0.0], np.cumsum(discount)])
+    ends = np.cumsum(counts)
+    return float((mean_gain * (cumulative[ends] - cumulative[ends - counts])).sum())
+
+
 def ndcg_at(scores: object, labels: object, groups: object, k: int = 10) -> float:
-    """Mean NDCG@k over queries (`groups`), gain 2^label − 1, documents ranked by `scores`;
-    tied scores share their positions' discounts (scikit-learn's `ndcg_score`, which equals the
-    expectation over the orders of the ties). A query whose gains are all 0 scores 0."""
+    """Mean NDCG@k over queries (`groups`), gain 2^label − 1, documents ranked by `scores`,
+    tie-aware (`tie_averaged_dcg`). A query whose gains are all 0 scores 0."""
     scores, labels, queries = _ranking(scores, labels, groups)
     k = check_scalar(k, "k", "int", low=1)
     gains = 2.0**labels - 1
-    total = 0.0
-    for size in sorted({len(idx) for idx in queries}):
-        rows = np.array([idx for idx in queries if len(idx) == size])  # (queries, size)
-        if size == 1:  # scikit-learn needs two documents; one document is its own ideal order
-            total += float((gains[rows[:, 0]] > 0).sum())
-        else:  # the mean over these queries, weighted by their number
-            total += ndcg_score(gains[rows], scores[rows], k=k) * len(rows)
-    return total / len(queries)
+    values = []
+    for idx in queries:
+        ideal = tie_averaged_dcg(-np.arange(len(idx), dtype=float), np.sort(gains[idx])[::-1], k)
+        values.append(tie_averaged_dcg(scores[idx], gains[idx], k) / ideal if ideal > 0 else 0.0)
+    return float(np.mean(values))
 
 
 def reciprocal_rank(scores: np.ndarray, labels: np.ndarray) -> float:
