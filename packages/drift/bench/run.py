@@ -428,6 +428,22 @@ def replay(path, out):
     )
 
 
+def replay_section(official_runs, out):
+    """The official runs through our validator: the whole corpus given, else the kept ones."""
+    if official_runs is not None:
+        replay(official_runs, out)
+        return
+    from paperplug_drift.replay import replay_run
+
+    out["replay_source"] = "package test data (7 runs)"
+    runs = Path(__file__).resolve().parents[1] / "tests" / "data" / "official_runs"
+    files = sorted(runs.glob("*.json"))
+    agree = [replay_run(json.loads(f.read_text())).agreement for f in files]
+    print(
+        f"  {len(files)} runs kept as test data: mean agreement {100 * sum(agree) / len(agree):.1f}% (pass --official-runs for the whole corpus)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -440,6 +456,11 @@ def main() -> None:
         help="suites of the ablation and held-out sections (workspace is the slow one)",
     )
     parser.add_argument("--no-held-out", action="store_true")
+    parser.add_argument(
+        "--sections",
+        default="isolation,main,ablation,held_out,adaptive,smollm2,replay",
+        help="which sections to run (comma-separated)",
+    )
     parser.add_argument("--no-smollm2", action="store_true")
     parser.add_argument(
         "--official-runs",
@@ -468,22 +489,31 @@ def main() -> None:
     print(
         "agent: scripted (follows the user task, obeys injected orders); DRIFT core: oracle plan, name-heuristic privileges, StrictJudge, heuristic isolator; 0 LLM calls\n"
     )
-    print("== the isolator on the isolation corpus (heuristic detector, no LLM)", flush=True)
-    isolation(out)
-    print("\n== DRIFT beside AgentDojo's offline defenses", flush=True)
-    main_table(suites, attacks, out)
-    print("\n== where the blocking comes from (important_instructions)", flush=True)
+    sections = set(args.sections.split(","))
+    if args.no_held_out:
+        sections.discard("held_out")
+    if args.no_smollm2:
+        sections.discard("smollm2")
     detail = [s for s in args.detail_suites.split(",") if s in suites]
-    ablation(detail, out)
-    if not args.no_held_out:
+    if "isolation" in sections:
+        print("== the isolator on the isolation corpus (heuristic detector, no LLM)", flush=True)
+        isolation(out)
+    if "main" in sections:
+        print("\n== DRIFT beside AgentDojo's offline defenses", flush=True)
+        main_table(suites, attacks, out)
+    if "ablation" in sections:
+        print("\n== where the blocking comes from (important_instructions)", flush=True)
+        ablation(detail, out)
+    if "held_out" in sections:
         print("\n== injection styles the isolator's cues were not written for", flush=True)
         held_out(detail, out)
-    print(
-        "\n== adaptive attack against DRIFT's rules (a fact planted for a planned Write's open parameter)",
-        flush=True,
-    )
-    adaptive(suites, out)
-    if not args.no_smollm2:
+    if "adaptive" in sections:
+        print(
+            "\n== adaptive attack against DRIFT's rules (a fact planted for a planned Write's open parameter)",
+            flush=True,
+        )
+        adaptive(suites, out)
+    if "smollm2" in sections:
         print(
             "\n== DRIFT with SmolLM2-135M-Instruct as planner, judge and isolator (LLM plan, scripted agent)",
             flush=True,
@@ -492,22 +522,9 @@ def main() -> None:
             {"banking": [("user_task_1", "injection_task_0"), ("user_task_3", "injection_task_1")]},
             out,
         )
-    print("\n== replay of the official recorded runs through our validator", flush=True)
-    runs = (
-        args.official_runs
-        or Path(__file__).resolve().parents[1] / "tests" / "data" / "official_runs"
-    )
-    if args.official_runs is None:
-        out["replay_source"] = "package test data (7 runs)"
-        from paperplug_drift.replay import replay_run
-
-        files = sorted(Path(runs).glob("*.json"))
-        agree = [replay_run(json.loads(f.read_text())).agreement for f in files]
-        print(
-            f"  {len(files)} runs kept as test data: mean agreement {100 * sum(agree) / len(agree):.1f}% (pass --official-runs for the whole corpus)"
-        )
-    else:
-        replay(runs, out)
+    if "replay" in sections:
+        print("\n== replay of the official recorded runs through our validator", flush=True)
+        replay_section(args.official_runs, out)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1, default=str))
     print(f"\nresults: {args.out}")

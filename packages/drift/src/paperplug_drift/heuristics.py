@@ -84,7 +84,7 @@ SENSITIVE = re.compile(
     r"|(?:https?://|www\.)\S+|\b\w[\w-]*\.(?:com|net|org|io|ru|xyz)/\S*"  # a web address
     r"|\+?\d[\d ()-]{8,}\d"  # a phone number
     r"|\b(?:password|passport|credit card|card number|security code|verification code|2fa|"
-    r"two-factor|pin code|social security|bank account number|id number)\b"
+    r"two-factor|pin code|social security|bank account number|id number)(?![a-z])"
     r"|\b(?:all|every|each|entire|full|whole) (?:(?:the|my|of the|single|unread|received|sent) )*"
     r"(?:messages|e-?mails?|files|contacts|events|transactions|channels|data|information|money|inbox)\b"
     r"|\bthe user'?s?\b|\bwithout asking\b|\bas much money\b|^(?:todo: )?(?:say|tell (?:the user|me)) that\b"
@@ -344,11 +344,12 @@ def _cue_spans(text: str) -> list[tuple[int, int]]:
         view = normalize_map(text, zero_width_as_space=zero_width_as_space)
         flat = view.text.replace("\n", " ")
         spans += [view.span(*m.span()) for m in CUE.finditer(flat)]
-        for unit in split_units(view, text):
-            piece = view.text[unit.start : unit.end]
-            todo = TODO.search(piece)
-            if todo and SENSITIVE.search(piece[todo.end() :].strip()):
-                spans.append(view.span(unit.start, unit.end))
+        units = split_units(view, text)
+        for todo in TODO.finditer(view.text):  # what the to-do line asks for, to its line's end
+            end = view.text.find("\n", todo.end())
+            if SENSITIVE.search(view.text[todo.end() : len(view.text) if end < 0 else end].strip()):
+                unit = next((u for u in units if u.start <= todo.start() < u.end), None)
+                spans.append(view.span(todo.start(), unit.end if unit else todo.end()))
     return spans
 
 
