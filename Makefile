@@ -16,7 +16,7 @@ TEST_ENV = PAPERPLUG_NO_SKIP=1
 PKG ?=
 NAME ?=
 
-.PHONY: help uv install lint format test test-core test-pkg test-packages test-cross dist demo bench new-plugin readme clean
+.PHONY: help uv install lint format test test-core test-pkg test-packages test-cross dist demo bench new-plugin readme docs docs-serve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -26,7 +26,7 @@ uv:
 
 install: uv ## dev environment .venv: core + every package (editable, with all its extras: demos too) + ruff, pytest
 	@$(UV) venv -q --allow-existing -p 3.11 .venv
-	@$(INSTALL) --python .venv -e core $(foreach s,$(SLUGS),-e $(call with_extras,$(s))) --group dev
+	@$(INSTALL) --python .venv -e core $(foreach s,$(SLUGS),-e $(call with_extras,$(s))) --group dev --group docs
 
 lint: install ## ruff check and ruff format --check
 	.venv/bin/ruff check .
@@ -84,8 +84,14 @@ new-plugin: ## a new package from the template (NAME=slug), with its plugins.tom
 	sed 's/__slug__/$(NAME)/g; s/__dist__/$(subst _,-,$(NAME))/g' .ci/template.toml >> plugins.toml
 	@echo "created packages/$(NAME): fill in plugins.toml [plugins.$(NAME)], then make readme"
 
+docs: install ## the documentation site into site/ (MkDocs, Material, mkdocstrings), strict
+	.venv/bin/python .ci/docs/build.py
+
+docs-serve: install ## the documentation site on http://127.0.0.1:8000, rebuilt on change
+	.venv/bin/python .ci/docs/build.py --serve
+
 readme: install ## regenerate the README package table and the core's catalog copy
 	.venv/bin/python -m paperplug.manifest readme
 
 clean: ## remove environments, caches and dist/
-	rm -rf .venv .venvs .pytest_cache .ruff_cache dist
+	rm -rf .venv .venvs .pytest_cache .ruff_cache dist site build

@@ -25,6 +25,7 @@ def celf_spread(network: DiffusionNetwork, worlds: LiveEdgeWorlds, k: int) -> Se
 
 
 def top_degree(network: DiffusionNetwork, k: int) -> SeedSelection:
+    """The k nodes of highest out-degree (ties by node order): the classic heuristic."""
     out_degree = np.bincount(network.source, minlength=network.n)
     seeds = np.argsort(-out_degree, kind="stable")[:k].tolist()
     return SeedSelection(seeds, [], 0, 0.0, "degree")
@@ -38,5 +39,6 @@ def top_effect(tau: ExposureGrid, k: int, exposure: float = 0.3) -> SeedSelectio
 
 
 def random_seeds(network: DiffusionNetwork, k: int, seed: int) -> SeedSelection:
+    """k distinct nodes drawn uniformly from `seed`: the floor every method should beat."""
     seeds = np.random.default_rng(seed).choice(network.n, size=k, replace=False).tolist()
     return SeedSelection(seeds, [], 0, 0.0, "random")

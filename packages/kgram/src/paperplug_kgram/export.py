@@ -20,6 +20,8 @@ from paperplug_kgram.construction import KGramTransformer
 
 
 class KGramConfig(PretrainedConfig):
+    """The Hugging Face config of the exported construction (vocabulary, k, widths)."""
+
     model_type = "paperplug-kgram"
 
     def __init__(

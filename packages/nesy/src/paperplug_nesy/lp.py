@@ -16,6 +16,8 @@ from paperplug_nesy.symbolic import SymbolicFunction
 
 @dataclass
 class LPSolution:
+    """The batch LP's answer: pseudo-label distributions, the feasible band, the solver status."""
+
     q: np.ndarray  # (bags, M, C) pseudo-label distributions
     epsilon: float  # the band that was feasible
     status: str

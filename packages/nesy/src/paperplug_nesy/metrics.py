@@ -20,6 +20,7 @@ def per_class_accuracy(pred: np.ndarray, y: np.ndarray, n_classes: int = 10) -> 
 
 
 def report(pred: np.ndarray, y: np.ndarray, n_classes: int = 10) -> dict[str, float]:
+    """Balanced accuracy and the accuracy on the many-, medium- and few-shot classes."""
     acc = per_class_accuracy(np.asarray(pred), np.asarray(y), n_classes)
     out = {"balanced": float(np.nanmean(acc))}
     for name, classes in shot_groups(n_classes).items():

@@ -53,10 +53,12 @@ class SymbolicFunction:
 
 
 def max_of(M: int, C: int = 10) -> SymbolicFunction:
+    """MAX-M: the weak label is the largest of M hidden labels in 0..C−1."""
     return SymbolicFunction(f"MAX-{M}", M, C, max)
 
 
 def sum_of(M: int, C: int = 10) -> SymbolicFunction:
+    """SUM-M: the weak label is the sum of M hidden labels in 0..C−1."""
     return SymbolicFunction(f"SUM-{M}", M, C, sum)
 
 

@@ -16,6 +16,8 @@ T_MIN = 1e-3
 
 
 class Schedule:
+    """A masking schedule ("linear" or "loglinear"): α_t, its inverse, the NELBO weight."""
+
     def __init__(self, kind: str = "linear") -> None:
         self.kind = check_choice(kind, "schedule", SCHEDULES)
         # the share of sub-tokens masked at t = 1: all (linear) or all but ε (log-linear)

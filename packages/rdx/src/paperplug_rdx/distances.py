@@ -34,6 +34,7 @@ def neighborhood_ranks(R: np.ndarray) -> np.ndarray:
 
 
 def max_normalized(R: np.ndarray) -> np.ndarray:
+    """Euclidean distances between the rows of R, divided by the largest (so in [0, 1])."""
     D = cdist(R, R)
     return D / D.max() if D.max() > 0 else D
 

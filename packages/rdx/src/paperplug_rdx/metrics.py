@@ -18,6 +18,7 @@ def bsr(grid: np.ndarray, D_close: np.ndarray, D_far: np.ndarray) -> float:
 
 
 def mbsr(values: list[float]) -> float:
+    """Mean BSR over grids, ignoring grids too small to score (NaN)."""
     finite = [v for v in values if np.isfinite(v)]
     return float(np.mean(finite)) if finite else float("nan")
 
