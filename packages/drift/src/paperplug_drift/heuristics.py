@@ -22,7 +22,7 @@ comment, a chat-template turn) that holds a cue is removed whole. Plain imperati
 cue stay: bills, e-mails and to-do lists are full of them.
 
 A cue list finds the phrasings it names: on a held-out set written after these cues were
-frozen it found 39.6% of the injections (the README's benchmark). The LLM detector is the
+frozen it found 43.8% of the injections (the README's benchmark). The LLM detector is the
 paper's answer to phrasings no list names.
 """
 
@@ -338,14 +338,19 @@ def instruction_like(unit: str) -> bool:
 
 
 def _cue_spans(text: str) -> list[tuple[int, int]]:
-    """Original spans of the cues in `text`, read as is and with zero-width characters as spaces."""
+    """Original spans of the cues in `text`, read as is and with zero-width characters as
+    spaces, with "_" as is and as a space."""
     spans = []
     for zero_width_as_space in (False, True):
         view = normalize_map(text, zero_width_as_space=zero_width_as_space)
         flat = view.text.replace("\n", " ")
-        spans += [view.span(*m.span()) for m in CUE.finditer(flat)]
+        for reading in (
+            flat,
+            flat.replace("_", " "),
+        ):  # "External_Ignore your ...": a name glued on
+            spans += [view.span(*m.span()) for m in CUE.finditer(reading)]
         units = split_units(view, text)
-        for todo in TODO.finditer(view.text):  # what the to-do line asks for, to its line's end
+        for todo in TODO.finditer(view.text.replace("_", " ")):  # all the to-do line asks for
             end = view.text.find("\n", todo.end())
             if SENSITIVE.search(view.text[todo.end() : len(view.text) if end < 0 else end].strip()):
                 unit = next((u for u in units if u.start <= todo.start() < u.end), None)
