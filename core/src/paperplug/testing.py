@@ -59,26 +59,22 @@ def _forbidden_skip(report: Any) -> str | None:
     return None if HARDWARE_SKIP.search(reason) else reason
 
 
+def _fail_forbidden_skip(report: Any, what: str) -> None:
+    if (reason := _forbidden_skip(report)) is not None:
+        report.outcome = "failed"
+        report.longrepr = f"{what} for a reason other than hardware (PAPERPLUG_NO_SKIP=1): {reason}"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
     outcome = yield
-    report = outcome.get_result()
-    if (reason := _forbidden_skip(report)) is not None:
-        report.outcome = "failed"
-        report.longrepr = (
-            f"skipped for a reason other than hardware (PAPERPLUG_NO_SKIP=1): {reason}"
-        )
+    _fail_forbidden_skip(outcome.get_result(), "skipped")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector: Any) -> Iterator[None]:
     outcome = yield
-    report = outcome.get_result()
-    if (reason := _forbidden_skip(report)) is not None:
-        report.outcome = "failed"
-        report.longrepr = (
-            f"module skipped for a reason other than hardware (PAPERPLUG_NO_SKIP=1): {reason}"
-        )
+    _fail_forbidden_skip(outcome.get_result(), "module skipped")
 
 
 @pytest.fixture

@@ -45,9 +45,14 @@ class HTTPUpstream:
     async def aclose(self) -> None:
         await self.client.aclose()
 
-    async def _send(self, method: str, path: str, body: Any = None) -> httpx.Response:
+    async def _send(
+        self, method: str, path: str, body: Any = None, *, stream: bool = False
+    ) -> httpx.Response:
+        """The upstream's response (its body still unread when `stream`); a refused or failed
+        connection or a timeout is an UpstreamError."""
+        request = self.client.build_request(method, path, json=body)
         try:
-            return await self.client.request(method, path, json=body)
+            return await self.client.send(request, stream=stream)
         except httpx.TimeoutException:
             raise UpstreamError(504, "the upstream did not answer in time", "timeout") from None
         except httpx.TransportError as exc:
@@ -85,17 +90,9 @@ class HTTPUpstream:
 
     async def stream(self, body: Mapping[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """The upstream's chunks, parsed from its server-sent events, until `[DONE]`."""
-        request = self.client.build_request(
-            "POST", "/chat/completions", json=dict(body, stream=True)
+        response = await self._send(
+            "POST", "/chat/completions", dict(body, stream=True), stream=True
         )
-        try:
-            response = await self.client.send(request, stream=True)
-        except httpx.TimeoutException:
-            raise UpstreamError(504, "the upstream did not answer in time", "timeout") from None
-        except httpx.TransportError as exc:
-            raise UpstreamError(
-                502, f"the upstream could not be reached: {exc}", "connection"
-            ) from None
         try:
             if response.status_code != 200:
                 await response.aread()
