@@ -130,3 +130,50 @@ def test_bad_arguments():
         DriftDefense(plan=PLAN).check("text", ["prompt"])
     with pytest.raises(ValueError, match=r"context\['phase'\]"):
         DriftDefense(plan=PLAN).check("text", {**context, "phase": "later"})
+
+
+OPENAI_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file.",
+            "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "send_money",
+            "description": "Send money.",
+            "parameters": {
+                "type": "object",
+                "properties": {"recipient": {"type": "string"}, "amount": {"type": "number"}},
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "update_password",
+            "description": "Change the password.",
+            "parameters": {"type": "object", "properties": {"password": {"type": "string"}}},
+        },
+    },
+]
+
+
+def test_on_the_wire_the_tools_come_from_the_context_and_each_conversation_has_its_session():
+    """As paperplug-gateway uses it: no tools at construction, the query planner, the request's
+    OpenAI tool schemas and a conversation id in every check's context."""
+    defense = DriftDefense(planner="query")
+    base = {"prompt": "Please pay the bill 'bill.txt'.", "messages": PROMPT, "tools": OPENAI_TOOLS}
+    pay = {"name": "send_money", "arguments": {"recipient": "UK12", "amount": 98.7}}
+    password = {"name": "update_password", "arguments": {"password": "x"}}
+    first = {**base, "conversation_id": "client-a", "phase": "call"}
+    assert defense.check(pay, first).valid  # the query asks to pay
+    assert not defense.check(password, first).valid  # nothing asked to change a password
+    second = {**base, "conversation_id": "client-b", "phase": "call"}
+    assert defense.check(pay, second).valid  # not a repeat: another conversation's session
+    assert set(defense.sessions) == {("client-a", base["prompt"]), ("client-b", base["prompt"])}
+    assert not defense.check(pay, first).valid  # a repeat within client-a's own session

@@ -7,8 +7,10 @@ A call is validated (duplicate, trajectory, checklist); a refused call is an inv
 whose reason is DRIFT's refusal message, which the agent reads. A result is isolated: the
 verdict's payload is the masked result in the tool's own format and type (a dict stays a
 dict, JSON text stays JSON text), or invalid when its check failed closed. One session per
-conversation: the user's task (`context["prompt"]`) keys it, and a conversation holding fewer
-tool results than the session has seen starts a new one.
+conversation: `context["conversation_id"]` (what `guard.wrap` and paperplug-gateway pass) and
+the user's task (`context["prompt"]`) key it, and a conversation holding fewer tool results
+than the session has seen starts a new one. Built without tools, a session takes the tool
+schemas of its request from `context["tools"]` (OpenAI's format, as on the wire).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from paperplug import Verdict
 from paperplug.checks import check_choice, check_context, check_type
 from paperplug_drift.calls import as_call
 from paperplug_drift.drift import Drift, DriftConfig, DriftSession
-from paperplug_drift.planner import Plan
+from paperplug_drift.planner import Plan, QueryPlanner
 from paperplug_drift.toolsets import tool_specs
 
 PHASES = ("call", "result")
@@ -38,7 +40,8 @@ def _is_call(payload: Any) -> bool:
 
 class DriftDefense:
     """`DriftDefense(model, tools)`: every stage on `model`; `DriftDefense(tools=..., plan=...)`
-    or `planner=`: the LLM-free core. `drift=` takes a configured `Drift` instead."""
+    or `planner=` (a planner, or "query" for the LLM-free `QueryPlanner`): the LLM-free core.
+    `drift=` takes a configured `Drift` instead."""
 
     stage = "tool"
     name = "drift"
@@ -55,6 +58,8 @@ class DriftDefense:
     ) -> None:
         if plan is not None:
             check_type(plan, "plan", Plan)
+        if planner == "query":
+            planner = QueryPlanner()
         if drift is not None:
             self.drift = check_type(drift, "drift", Drift)
         else:
@@ -63,17 +68,22 @@ class DriftDefense:
             raise ValueError("DriftDefense needs a model, a planner or a plan")
         self.specs = tool_specs(tools) if tools is not None else []
         self.plan = plan
-        self.sessions: dict[str, DriftSession] = {}
-        self._results: dict[str, int] = {}
+        self.sessions: dict[tuple[Any, str], DriftSession] = {}
+        self._results: dict[tuple[Any, str], int] = {}
 
-    def _session(self, prompt: str, messages: Any) -> DriftSession:
+    def _session(self, context: Mapping[str, Any]) -> tuple[tuple[Any, str], DriftSession]:
+        """The conversation's session (created with the request's tools if none were given)."""
+        key = (context.get("conversation_id"), context["prompt"])
         tool_messages = sum(
-            1 for m in messages or () if isinstance(m, Mapping) and m.get("role") == "tool"
+            1
+            for m in context.get("messages") or ()
+            if isinstance(m, Mapping) and m.get("role") == "tool"
         )
-        if prompt not in self.sessions or tool_messages < self._results.get(prompt, 0):
-            self.sessions[prompt] = self.drift.session(prompt, self.specs, plan=self.plan)
-            self._results[prompt] = 0
-        return self.sessions[prompt]
+        if key not in self.sessions or tool_messages < self._results.get(key, 0):
+            specs = self.specs or tool_specs(context.get("tools") or [])
+            self.sessions[key] = self.drift.session(key[1], specs, plan=self.plan)
+            self._results[key] = 0
+        return key, self.sessions[key]
 
     def check(self, payload: Any, context: Mapping[str, Any] | None = None) -> Verdict:
         """Validate a proposed call (phase "call") or isolate a tool result (phase "result");
@@ -89,7 +99,7 @@ class DriftDefense:
                 call = as_call(payload)
             except TypeError as exc:
                 raise TypeError(f"payload must be a function call in phase 'call': {exc}") from None
-        session = self._session(prompt, context.get("messages"))
+        key, session = self._session(context)
         if phase == "call":
             decision = session.validate([call])
             details = decision.to_dict()
@@ -103,7 +113,7 @@ class DriftDefense:
             isolation = session.isolate(payload)
         except TypeError as exc:
             raise TypeError(f"payload (a tool result) cannot be read: {exc}") from None
-        self._results[prompt] = self._results.get(prompt, 0) + 1
+        self._results[key] = self._results.get(key, 0) + 1
         details = isolation.to_dict()
         if isolation.withheld:
             return Verdict(isolation.result, False, 1.0, reason=isolation.result, details=details)
