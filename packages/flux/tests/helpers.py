@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from paperplug_flux.embedded import load_clients
+import torch
+from paperplug_flux.embedded import load_clients, make_mlp
 
 SMALL = {"n_train": 100, "n_test": 30, "n_unseen": 40}
 # short schedule of the embedded default's local training (lr 0.05, batch 16)
@@ -31,3 +32,17 @@ def assert_same_state(a: dict, b: dict) -> None:
     assert a.keys() == b.keys()
     for k in a:
         assert np.array_equal(a[k].numpy(), b[k].numpy()), k
+
+
+class Boom(torch.nn.Module):
+    """The embedded MLP whose training step raises: a client that fails (importable by name, so
+    the simulation engine's and the SuperNodes' processes build it too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = make_mlp()
+
+    def forward(self, x):
+        if self.training:
+            raise RuntimeError("boom: client data is corrupt")
+        return self.net(x)

@@ -1,5 +1,5 @@
-"""Stage 3: knee, spanning tree, DBSCAN with singletons, the fallback; planted clusters found
-without K, and no structure reported as one cluster."""
+"""Stage 3 with the paper's knee method: knee, spanning tree, DBSCAN with singletons, the
+fallback; planted clusters found without K, and no structure reported as one cluster."""
 
 import itertools
 import logging
@@ -76,7 +76,7 @@ def test_planted_clusters_found_without_k_in_at_least_38_of_40_seeds():
         rng = np.random.default_rng(seed)
         k = int(rng.integers(2, 5))
         desc, truth = _blobs(rng, k, per=4)
-        found = cluster_clients(desc, marginal_size=6).labels
+        found = cluster_clients(desc, marginal_size=6, method="knee").labels
         hits += adjusted_rand_score(truth, found) == 1.0
     assert hits >= 38  # 40/40 measured
 
@@ -84,7 +84,7 @@ def test_planted_clusters_found_without_k_in_at_least_38_of_40_seeds():
 def test_no_structure_is_one_cluster_in_at_least_18_of_20_seeds():
     ones = sum(
         cluster_clients(
-            np.random.default_rng(s).normal(size=(12, 20)), marginal_size=6
+            np.random.default_rng(s).normal(size=(12, 20)), marginal_size=6, method="knee"
         ).labels.max()
         == 0
         for s in range(20)
@@ -96,7 +96,7 @@ def test_a_far_outlier_is_a_singleton():
     rng = np.random.default_rng(0)
     desc, _truth = _blobs(rng, 2, per=5)
     desc = np.vstack([desc, np.full((1, desc.shape[1]), 2.0)])
-    labels = cluster_clients(desc, marginal_size=6).labels
+    labels = cluster_clients(desc, marginal_size=6, method="knee").labels
     assert labels.tolist() == [0] * 5 + [1] * 5 + [2]
 
 
@@ -104,7 +104,7 @@ def test_too_few_clients_fall_back_to_silhouette_kmeans_and_say_so(caplog):
     rng = np.random.default_rng(0)
     desc, truth = _blobs(rng, 2, per=3)
     with caplog.at_level(logging.WARNING, logger="paperplug_flux"):
-        result = cluster_clients(desc, marginal_size=6)
+        result = cluster_clients(desc, marginal_size=6, method="knee")
     assert result.method == "silhouette-kmeans" and result.eps is None
     assert adjusted_rand_score(truth, result.labels) == 1.0
     assert "too few for a knee" in caplog.text
@@ -119,10 +119,23 @@ def test_block_scaler_maps_each_block_to_unit_range_and_handles_marginals_alone(
         s.transform(d[:, :3])
 
 
+def test_a_knee_near_its_threshold_warns_naming_the_statistic():
+    d = np.r_[np.linspace(1.0, 1.5, 8), [3.0, 3.5, 4.0]]  # knee strength ~0.54 against 0.5
+    pts = np.c_[np.cumsum(d), np.zeros(len(d))]
+    pts = np.r_[[[0.0, 0.0]], pts]
+    with pytest.warns(
+        UserWarning, match=r"knee strength 0\.\d+ is within 20% of its threshold 0\.5"
+    ):
+        result = cluster_clients(pts, marginal_size=1, method="knee", eps_curve="mst")
+    assert result.decision.statistic == "knee strength" and result.decision.close
+
+
 def test_clustering_rejects_bad_inputs():
     with pytest.raises(ValueError, match="NaN"):
-        cluster_clients(np.array([[np.nan, 1.0], [0.0, 1.0]]), 1)
-    with pytest.raises(ValueError, match="at least two"):
-        cluster_clients(np.zeros((1, 4)), 2)
+        cluster_clients(np.array([[np.nan, 1.0], [0.0, 1.0]]), 1, method="knee")
+    with pytest.raises(ValueError, match="descriptors is empty or too small"):
+        cluster_clients(np.zeros((1, 4)), 2, method="knee")
     with pytest.raises(ValueError, match="eps_curve"):
-        cluster_clients(np.zeros((3, 4)), 2, eps_curve="elbow")
+        cluster_clients(np.zeros((3, 4)), 2, method="knee", eps_curve="elbow")
+    with pytest.raises(ValueError, match="needs counts"):
+        cluster_clients(np.zeros((3, 4)), 2)

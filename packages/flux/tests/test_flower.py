@@ -1,7 +1,6 @@
-"""The Flower engine: the pinned internals the in-process grid touches, determinism, a client
-that raises, and one round under Flower's simulation engine (Ray) where ray is installed."""
+"""The in-process Flower grid: the pinned internals it touches, determinism, a client that
+raises. The simulation engine and a deployment: test_engines.py."""
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from flwr.supercore.task_identity import TaskIdentity
-from helpers import LOCAL, assert_same_state, tiny_clients
+from helpers import LOCAL, Boom, assert_same_state, tiny_clients
 from paperplug_flux import FLUX, LocalGrid, make_client_app
 from paperplug_flux.data import federated_tensors
 from paperplug_flux.embedded import LATENT_LAYER, make_mlp
@@ -74,45 +73,7 @@ def test_same_seed_same_run_in_a_new_process():
     assert out.stdout.strip().splitlines()[-1] == _fingerprint(_fit(0))
 
 
-class Boom(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net = make_mlp()
-
-    def forward(self, x):
-        if self.training:
-            raise RuntimeError("boom: client data is corrupt")
-        return self.net(x)
-
-
 def test_a_client_that_raises_fails_the_run_with_its_error():
     train, test = tiny_clients(4)
     with pytest.raises(RuntimeError, match="boom: client data is corrupt"):
         FLUX(Boom, "net.latent", 10, rounds=2, max_warmup_rounds=1).fit(train, test)
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("ray") is None,
-    reason="ray not installed: pip install 'flwr[simulation]'",
-)
-def test_one_round_under_flowers_ray_simulation():
-    from paperplug_flux.simulation import simulate
-
-    train, test = tiny_clients(4)
-    strategy, _result = simulate(
-        make_mlp, LATENT_LAYER, 10, train, test, rounds=2, max_warmup_rounds=1, **LOCAL
-    )
-    assert strategy.labels_ is not None and len(strategy.labels_) == 4
-    assert [h["phase"] for h in strategy.history] == ["warmup", "clustered"]
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("ray") is None,
-    reason="ray not installed: pip install 'flwr[simulation]'",
-)
-def test_under_ray_a_client_that_raises_fails_the_run_with_its_error():
-    from paperplug_flux.simulation import simulate
-
-    train, test = tiny_clients(4)
-    with pytest.raises(RuntimeError, match="boom: client data is corrupt"):
-        simulate(Boom, "net.latent", 10, train, test, rounds=2, max_warmup_rounds=1, **LOCAL)

@@ -67,17 +67,21 @@ def test_inputs_are_untouched():
 @pytest.mark.parametrize(
     ("mutate", "error", "match"),
     [
-        (lambda tr: tr[:1], ValueError, "at least two clients"),
+        (lambda tr: tr[:1], ValueError, r"train_sets must hold at least 2"),
         (
             lambda tr: [(np.where(tr[0][0] > 0.5, np.nan, tr[0][0]), tr[0][1]), *tr[1:]],
             ValueError,
-            "NaN",
+            r"train_sets\[0\]\[0\] holds NaN",
         ),
-        (lambda tr: [(tr[0][0], tr[0][1][:-1]), *tr[1:]], ValueError, "one label per sample"),
-        (lambda tr: [(tr[0][0], tr[0][1] + 10), *tr[1:]], ValueError, "labels must lie"),
+        (
+            lambda tr: [(tr[0][0], tr[0][1][:-1]), *tr[1:]],
+            ValueError,
+            r"train_sets\[0\]\[0\] and train_sets\[0\]\[1\] must have the same number of rows",
+        ),
+        (lambda tr: [(tr[0][0], tr[0][1] + 10), *tr[1:]], ValueError, r"labels in \[0, 10\)"),
         (lambda tr: [(tr[0][0][:, :10], tr[0][1]), *tr[1:]], ValueError, "share one shape"),
-        (lambda tr: [tr[0][0], *tr[1:]], TypeError, "pair"),
-        (lambda tr: tr[0], TypeError, "list"),
+        (lambda tr: [tr[0][0], *tr[1:]], TypeError, r"train_sets\[0\] must be an \(X, y\) pair"),
+        (lambda tr: tr[0], TypeError, "train_sets must be a list"),
     ],
 )
 def test_bad_client_data_is_rejected(mutate, error, match):
@@ -90,11 +94,33 @@ def test_bad_model_and_settings_are_rejected():
     train, test = tiny_clients(3)
     with pytest.raises(ValueError, match="latent_layer 'hidden' is not a submodule"):
         FLUX(make_mlp, "hidden", 10, **QUICK).fit(train)
-    with pytest.raises(TypeError, match=r"nn\.Module"):
+    with pytest.raises(TypeError, match=r"model_fn\(\) must be a torch nn\.Module"):
         FLUX(lambda: "not a model", LATENT_LAYER, 10, **QUICK).fit(train)
-    with pytest.raises(ValueError, match="test_sets has 2 clients"):
+    with pytest.raises(ValueError, match="train_sets and test_sets must have the same number"):
         FLUX(make_mlp, LATENT_LAYER, 10, **QUICK).fit(train, test[:2])
-    with pytest.raises(ValueError, match="lr"):
+    with pytest.raises(ValueError, match="lr must be > 0"):
         FLUX(make_mlp, LATENT_LAYER, 10, **{**QUICK, "lr": -1.0}).fit(train)
-    with pytest.raises(RuntimeError, match="call fit first"):
+    with pytest.raises(ValueError, match="train_sets does not fit the model"):
+        FLUX(make_mlp, LATENT_LAYER, 10, **QUICK).fit([(x[:, :60], y) for x, y in train])
+
+
+def test_calls_after_fit_name_their_bad_argument():
+    """The issue's examples: `assign(X)` with the wrong feature width ended in torch's "mat1
+    and mat2 shapes cannot be multiplied"; before fit, NotFittedError."""
+    from paperplug.checks import NotFittedError
+
+    train, test = tiny_clients(3)
+    with pytest.raises(NotFittedError):
         FLUX(make_mlp, LATENT_LAYER, 10).assign(test[0][0])
+    flux = FLUX(make_mlp, LATENT_LAYER, 10, **QUICK).fit(train, test)
+    x, y = test[0]
+    with pytest.raises(ValueError, match=r"X must have samples of shape \(64\) .* got \(65,\)"):
+        flux.assign(np.c_[x, x[:, :1]])
+    with pytest.raises(ValueError, match=r"X must have samples of shape \(64\)"):
+        flux.predict(x[:, :63])
+    with pytest.raises(ValueError, match=r"y must hold labels in \[0, 10\)"):
+        flux.score(x, y + 10)
+    with pytest.raises(ValueError, match="X and y must have the same number of rows"):
+        flux.score(x, y[:-1])
+    with pytest.raises(ValueError, match="cluster must lie in"):
+        flux.predict(x, cluster=flux.n_clusters_)

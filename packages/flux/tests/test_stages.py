@@ -8,6 +8,7 @@ from paperplug_flux import (
     assign_clients,
     cluster_fedavg,
     fedavg,
+    warmup_decision,
     warmup_finished,
 )
 
@@ -23,6 +24,22 @@ from paperplug_flux import (
 )
 def test_warmup_rule(accs, done):
     assert warmup_finished(accs, max_rounds=5) is done
+
+
+def test_warmup_decision_reports_the_gain_and_warns_when_the_stop_was_close():
+    d = warmup_decision([0.1, 0.3, 0.345], max_rounds=5)
+    assert d.statistic == "accuracy gain" and d.threshold == 0.05
+    assert d.value == pytest.approx(0.045) and d.outcome == "stop: plateau at round 3"
+    assert d.close  # 0.045 is within 20 % of 0.05
+    with pytest.warns(
+        UserWarning, match=r"accuracy gain 0\.045 is within 20% of its threshold 0\.05"
+    ):
+        d.warn_if_close("warm-up")
+    far = warmup_decision([0.1, 0.3, 0.31], max_rounds=5)
+    assert far.outcome.startswith("stop") and not far.close
+    assert warmup_decision([0.1], max_rounds=5).to_dict()["close"] is False  # no gain yet
+    with pytest.raises(ValueError, match="max_rounds must be >= 1"):
+        warmup_decision([0.1], max_rounds=0)
 
 
 def test_fedavg_is_the_example_weighted_mean():

@@ -15,6 +15,7 @@ from flwr.app import ArrayRecord, ConfigRecord, MetricRecord
 from flwr.serverapp.strategy import Strategy
 from torch import nn
 
+from paperplug.checks import check_scalar
 from paperplug.harness import progress
 from paperplug_flux.client import make_client_app
 from paperplug_flux.grid import LocalGrid
@@ -36,11 +37,10 @@ class FederationRun:
 
 def train_config(*, local_epochs: int, lr: float, momentum: float, batch_size: int) -> ConfigRecord:
     """The ConfigRecord every training message carries (the paper's client hyper-parameters)."""
-    for name, v in (("local_epochs", local_epochs), ("batch_size", batch_size)):
-        if not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if not lr > 0 or not 0 <= momentum < 1:
-        raise ValueError(f"need lr > 0 and 0 <= momentum < 1, got lr={lr}, momentum={momentum}")
+    local_epochs = check_scalar(local_epochs, "local_epochs", "int", low=1)
+    batch_size = check_scalar(batch_size, "batch_size", "int", low=1)
+    lr = check_scalar(lr, "lr", "real", low=0, inclusive="neither")
+    momentum = check_scalar(momentum, "momentum", "real", low=0, high=1, inclusive="left")
     return ConfigRecord(
         {
             "local-epochs": local_epochs,
@@ -67,8 +67,7 @@ def run_strategy(
     """`strategy.start` on a LocalGrid with one node per client. Flower's log is kept at
     WARNING for the run, and Python's global `random` state (Flower's node sampling draws from
     it) is restored afterwards."""
-    if not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    rounds = check_scalar(rounds, "rounds", "int", low=1)
     app = make_client_app(
         model_fn, train_sets, test_sets, latent_layer=latent_layer, n_classes=n_classes
     )

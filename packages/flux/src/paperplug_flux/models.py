@@ -10,11 +10,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from paperplug.checks import check_type
+
 
 def check_latent_layer(model: nn.Module, latent_layer: str) -> nn.Module:
     """The submodule named `latent_layer`, or a ValueError listing the names there are."""
-    if not isinstance(latent_layer, str) or not latent_layer:
-        raise TypeError("latent_layer must be the name of a submodule, e.g. 'hidden'")
+    check_type(latent_layer, "latent_layer", str, what="the name of a submodule, e.g. 'hidden'")
     names = dict(model.named_modules())
     if latent_layer not in names or latent_layer == "":
         raise ValueError(
@@ -39,6 +40,8 @@ def latents(
     finally:
         handle.remove()
         model.train(was_training)
+    if not out:
+        raise ValueError(f"latent_layer {latent_layer!r} is never called in the model's forward")
     return torch.cat(out).float()
 
 

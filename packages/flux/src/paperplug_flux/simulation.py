@@ -1,30 +1,31 @@
-"""FLUX under Flower's simulation engine (Ray): the same `FluxStrategy` and ClientApp as the
-in-process grid, with every ClientApp in a Ray actor. Needs `pip install "flwr[simulation]"`.
+"""FLUX on Flower's simulation engine (Ray), the current way: the Flower App of `app.py` run
+with `flwr run` on a local SuperLink started in simulation mode, one virtual SuperNode per
+client reading its data file. The same ServerApp and ClientApp run on a deployment.
 
-`flwr.simulation.run_simulation` is deprecated upstream in favour of `flwr run` with a Flower
-app project; it is the one way to run the engine from Python and is what this wraps.
+Needs `pip install "flwr[simulation]"` (Ray). Flower's `run_simulation` Python entry point is
+deprecated upstream in favour of `flwr run`, which this uses.
 """
 
 from __future__ import annotations
 
-import os
+import importlib.util
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from flwr.app import ArrayRecord, Context
-from flwr.serverapp import Grid, ServerApp
-from flwr.serverapp.strategy import Result
 from torch import nn
 
-from paperplug import seeded_torch
-from paperplug_flux.client import make_client_app
+from paperplug.checks import check_scalar
+from paperplug.extras import requires_extra
+from paperplug_flux.app import client_files, model_reference, resolve_model, write_app
 from paperplug_flux.data import federated_tensors
-from paperplug_flux.federation import train_config
-from paperplug_flux.strategy import FluxStrategy
+from paperplug_flux.superlink import LocalSuperLink
+from paperplug_flux.trainer import FLUX
 
 
 def simulate(
-    model_fn: Callable[[], nn.Module],
+    model_fn: Callable[[], nn.Module] | str,
     latent_layer: str,
     n_classes: int,
     train_sets: Sequence[Any],
@@ -35,42 +36,58 @@ def simulate(
     momentum: float = 0.9,
     batch_size: int = 64,
     local_epochs: int = 2,
-    num_cpus_per_client: float = 1.0,
+    num_cpus_per_client: int = 1,
+    num_cpus: int | None = None,
     seed: int = 0,
+    output_dir: str | Path | None = None,
+    timeout: float = 900.0,
     **strategy_kw: Any,
-) -> tuple[FluxStrategy, Result]:
-    """Run FLUX on Flower's Ray simulation engine with one virtual SuperNode per client.
-    Returns the fitted strategy (labels_, clustering_, cluster_arrays, history) and Flower's
-    Result. Flower's telemetry is switched off unless the caller set FLWR_TELEMETRY_ENABLED."""
-    from flwr.simulation import run_simulation
-
-    os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")
+) -> FLUX:
+    """Run FLUX on Flower's simulation engine, one virtual SuperNode per client, and return the
+    fitted FLUX the run saved (in `output_dir`, a temporary folder when None); Ray gives each
+    client `num_cpus_per_client` of its `num_cpus` (all when None). `model_fn` must
+    be importable by name (a module-level function or class, or a "module:callable" string);
+    `strategy_kw` are FLUX's server settings (max_warmup_rounds, plateau_tol, clustering,
+    threshold, min_count, noise_scale, projection_seed). A client that raises fails the run:
+    RuntimeError with the client's error."""
+    with requires_extra("paperplug-flux", "simulation", "Flower's simulation engine (Ray)"):
+        if importlib.util.find_spec("ray") is None:
+            raise ModuleNotFoundError("No module named 'ray'", name="ray")
+    reference = model_reference(model_fn)
+    num_cpus_per_client = check_scalar(num_cpus_per_client, "num_cpus_per_client", "int", low=1)
+    num_cpus = check_scalar(num_cpus, "num_cpus", "int", low=1, allow_none=True)
     train = federated_tensors(train_sets, "train_sets", n_classes)
-    test = federated_tensors(test_sets, "test_sets", n_classes) if test_sets is not None else None
-    config = train_config(
-        local_epochs=local_epochs, lr=lr, momentum=momentum, batch_size=batch_size
-    )
-    with seeded_torch(seed):
-        initial = ArrayRecord(model_fn().state_dict())
-    strategy = FluxStrategy(
-        n_classes=n_classes, min_available_nodes=len(train), seed=seed, **strategy_kw
-    )
-    outcome: dict[str, Result] = {}
-    server = ServerApp()
-
-    @server.main()
-    def main(grid: Grid, context: Context) -> None:
-        outcome["result"] = strategy.start(
-            grid=grid, initial_arrays=initial, num_rounds=rounds, train_config=config
+    input_shape = tuple(train[0][0].shape[1:])
+    test = None
+    if test_sets is not None:
+        test = federated_tensors(test_sets, "test_sets", n_classes, input_shape=input_shape)
+    with tempfile.TemporaryDirectory(prefix="flux-sim-") as tmp:
+        out = Path(output_dir) if output_dir is not None else Path(tmp) / "run"
+        client_files(Path(tmp) / "data", train, test)
+        app = write_app(
+            Path(tmp) / "app",
+            model=reference,
+            latent_layer=latent_layer,
+            n_classes=n_classes,
+            output_dir=out,
+            num_rounds=rounds,
+            lr=lr,
+            momentum=momentum,
+            batch_size=batch_size,
+            local_epochs=local_epochs,
+            seed=seed,
+            min_nodes=len(train),
+            data_dir=str(Path(tmp) / "data"),
+            **{
+                k: (0 if k == "max_warmup_rounds" and v is None else v)
+                for k, v in strategy_kw.items()
+            },
         )
-
-    client = make_client_app(model_fn, train, test, latent_layer=latent_layer, n_classes=n_classes)
-    run_simulation(
-        server_app=server,
-        client_app=client,
-        num_supernodes=len(train),
-        backend_config={"client_resources": {"num_cpus": num_cpus_per_client}},
-    )
-    if "result" not in outcome:
-        raise RuntimeError("the Flower simulation ended without a result (see Flower's log above)")
-    return strategy, outcome["result"]
+        federation = {
+            "num-supernodes": len(train),
+            "client-resources-num-cpus": num_cpus_per_client,
+            **({"init-args-num-cpus": num_cpus} if num_cpus is not None else {}),
+        }
+        with LocalSuperLink(simulation=True) as link:
+            link.run_app(app, out, federation_config=federation, timeout=timeout)
+        return FLUX.from_run(out, resolve_model(reference), input_shape)

@@ -30,10 +30,13 @@ from flwr.serverapp import Grid
 from flwr.serverapp.strategy import FedAvg, Result
 from flwr.serverapp.strategy.strategy_utils import aggregate_arrayrecords, aggregate_metricrecords
 
+from paperplug.checks import check_array, check_choice, check_scalar
 from paperplug_flux.aggregation import cluster_fedavg
-from paperplug_flux.clustering import Clustering, cluster_clients
+from paperplug_flux.client import record_weights
+from paperplug_flux.clustering import METHODS, Clustering, cluster_clients
 from paperplug_flux.descriptors import descriptor_size
-from paperplug_flux.warmup import warmup_finished
+from paperplug_flux.runs import FluxRun
+from paperplug_flux.warmup import warmup_decision
 
 WEIGHT_KEY = "num-examples"
 
@@ -84,9 +87,13 @@ def _evaluated(replies: Iterable[Message]) -> MetricRecord | None:
 
 class FluxStrategy(FedAvg):
     """The FLUX server. Fitted state after `start`: `phase`, `clustering_` (labels per client
-    in partition order, centroids, scaler, eps), `labels_`, `descriptors_`, `global_arrays`
-    (the warm-up model the descriptors and unseen clients use), `cluster_arrays` and
-    `history` (one dict per round: phase, federated accuracy, number of clusters).
+    in `node_order`: partition order, node ids where nodes have no partition-id; centroids,
+    scaler, the clustering decision), `labels_`, `descriptors_`, `counts_` (samples per label),
+    `global_arrays` (the warm-up model the descriptors and unseen clients use),
+    `cluster_arrays` and `history` (one dict per round: phase, federated accuracy, number of
+    clusters, and the `decision` taken that round: the warm-up's plateau rule, the clustering).
+
+    `clustering` is "calibrated" (default) or the paper's "knee" (`cluster_clients`).
 
     `clusters` (one label per partition) replaces stages 2-3 with a given clustering: the
     oracle baseline. Each round waits for `min_available_nodes` nodes; every connected node
@@ -98,6 +105,9 @@ class FluxStrategy(FedAvg):
         n_classes: int,
         max_warmup_rounds: int | None = None,
         plateau_tol: float = 0.05,
+        clustering: str = "calibrated",
+        threshold: float = 2.5,
+        min_count: int = 3,
         min_samples: int = 2,
         eps_curve: str = "mst",
         min_knee: float = 0.5,
@@ -113,25 +123,31 @@ class FluxStrategy(FedAvg):
         super().__init__(
             min_train_nodes=1, min_evaluate_nodes=1, min_available_nodes=min_available_nodes
         )
-        if not isinstance(n_classes, int) or n_classes < 2:
-            raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
-        if max_warmup_rounds is not None and max_warmup_rounds < 1:
-            raise ValueError(f"max_warmup_rounds must be >= 1, got {max_warmup_rounds}")
-        if noise_scale < 0:
-            raise ValueError(f"noise_scale must be >= 0, got {noise_scale}")
-        self.n_classes = n_classes
-        self.max_warmup_rounds = max_warmup_rounds
-        self.plateau_tol = plateau_tol
-        self.min_samples = min_samples
-        self.eps_curve = eps_curve
-        self.min_knee = min_knee
-        self.min_clients_for_knee = min_clients_for_knee
-        self.noise_scale = noise_scale
-        self.n_components = n_components or n_classes
-        self.projection_seed = projection_seed
-        self.max_latent = max_latent
-        self.oracle = None if clusters is None else np.asarray(clusters, dtype=np.int64)
-        self.seed = seed
+        self.n_classes = check_scalar(n_classes, "n_classes", "int", low=2)
+        self.max_warmup_rounds = check_scalar(
+            max_warmup_rounds, "max_warmup_rounds", "int", low=1, allow_none=True
+        )
+        self.plateau_tol = check_scalar(plateau_tol, "plateau_tol", "real", low=0)
+        self.clustering = check_choice(clustering, "clustering", METHODS)
+        self.threshold = check_scalar(threshold, "threshold", "real", low=0, inclusive="neither")
+        self.min_count = check_scalar(min_count, "min_count", "int", low=2)
+        self.min_samples = check_scalar(min_samples, "min_samples", "int", low=2)
+        self.eps_curve = check_choice(eps_curve, "eps_curve", ("mst", "nearest"))
+        self.min_knee = check_scalar(min_knee, "min_knee", "real", low=0, high=1, inclusive="left")
+        self.min_clients_for_knee = check_scalar(
+            min_clients_for_knee, "min_clients_for_knee", "int", low=2
+        )
+        self.noise_scale = check_scalar(noise_scale, "noise_scale", "real", low=0)
+        self.n_components = (
+            check_scalar(n_components, "n_components", "int", low=1, allow_none=True)
+            or self.n_classes
+        )
+        self.projection_seed = check_scalar(projection_seed, "projection_seed", "int", low=0)
+        self.max_latent = check_scalar(max_latent, "max_latent", "real", low=0, inclusive="neither")
+        self.oracle = (
+            None if clusters is None else check_array(clusters, "clusters", dtype="int", ndim=1)
+        )
+        self.seed = check_scalar(seed, "seed", "int", low=0)
         self.phase = "warmup"
         self.history: list[dict] = []
         self._warmup_acc: list[float] = []
@@ -140,14 +156,33 @@ class FluxStrategy(FedAvg):
         self.global_arrays: ArrayRecord | None = None
         self.cluster_arrays: dict[int, ArrayRecord] = {}
         self.node_cluster: dict[int, int] = {}
-        self.node_partition: dict[int, int] = {}
+        self.node_order: list[int] = []
         self.clustering_: Clustering | None = None
         self.labels_: np.ndarray | None = None
         self.descriptors_: np.ndarray | None = None
+        self.counts_: np.ndarray | None = None
         self.clustered_at: int | None = None
 
     def summary(self) -> None:  # Flower logs a summary at start; ours is the history
         return None
+
+    def run(self, config: dict | None = None) -> FluxRun:
+        """The finished run (clustering, descriptors, history, models), to keep or save."""
+        if self.clustering_ is None or self.clustered_at is None:
+            raise RuntimeError(
+                f"the warm-up never ended within {self._num_rounds} rounds; lower "
+                "max_warmup_rounds or raise the number of rounds"
+            )
+        return FluxRun(
+            clustering=self.clustering_,
+            descriptors=self.descriptors_,
+            counts=self.counts_,
+            history=list(self.history),
+            clustered_at=self.clustered_at,
+            global_weights=record_weights(self.global_arrays),
+            cluster_weights={k: record_weights(a) for k, a in self.cluster_arrays.items()},
+            config=dict(config or {}),
+        )
 
     def start(self, grid: Grid, initial_arrays: ArrayRecord, num_rounds: int = 3, **kw) -> Result:  # type: ignore[override]
         self._num_rounds = num_rounds
@@ -178,39 +213,37 @@ class FluxStrategy(FedAvg):
             raise RuntimeError(
                 f"describe: replies from {sorted(by_node)}, expected every node {nodes}"
             )
-        order = sorted(nodes, key=lambda n: int(by_node[n]["metrics"]["partition-id"]))
-        self.node_partition = {n: int(by_node[n]["metrics"]["partition-id"]) for n in nodes}
+        # partition order where the nodes have one (simulation, LocalGrid), else node-id order
+        order = sorted(nodes, key=lambda n: (int(by_node[n]["metrics"]["partition-id"]), n))
+        self.node_order = order
         desc = np.array([by_node[n]["descriptor"]["values"] for n in order], dtype=np.float64)
+        counts = np.array([by_node[n]["descriptor"]["counts"] for n in order], dtype=np.int64)
         marginal = descriptor_size(self.n_classes, self.n_components, labelled=False)
         if desc.shape[1] != descriptor_size(self.n_classes, self.n_components):
             raise RuntimeError(
                 f"descriptors of {desc.shape[1]} floats; expected {descriptor_size(self.n_classes, self.n_components)}"
             )
-        clustering = cluster_clients(
-            desc,
-            marginal,
-            min_samples=self.min_samples,
-            eps_curve=self.eps_curve,
-            min_knee=self.min_knee,
-            min_clients_for_knee=self.min_clients_for_knee,
-            seed=self.seed,
-        )
         if self.oracle is not None:
             if len(self.oracle) != len(order):
                 raise ValueError(f"clusters has {len(self.oracle)} labels for {len(order)} clients")
-            scaled = clustering.scaler.transform(desc)
-            labels = self.oracle
-            centroids = np.stack(
-                [scaled[labels == k].mean(axis=0) for k in range(int(labels.max()) + 1)]
-            )
-            clustering = Clustering(
-                labels=labels,
-                centroids=centroids,
-                scaler=clustering.scaler,
-                eps=None,
-                method="oracle",
+            clustering = Clustering.from_labels(desc, marginal, self.oracle, method="oracle")
+        else:
+            clustering = cluster_clients(
+                desc,
+                marginal,
+                counts=counts,
+                method=self.clustering,
+                threshold=self.threshold,
+                min_count=self.min_count,
+                noise_scale=self.noise_scale,
+                min_samples=self.min_samples,
+                eps_curve=self.eps_curve,
+                min_knee=self.min_knee,
+                min_clients_for_knee=self.min_clients_for_knee,
+                seed=self.seed,
             )
         self.clustering_, self.labels_, self.descriptors_ = clustering, clustering.labels, desc
+        self.counts_ = counts
         self.node_cluster = {n: int(clustering.labels[i]) for i, n in enumerate(order)}
         self.cluster_arrays = {k: self.global_arrays for k in range(clustering.n_clusters)}
         self.phase, self.clustered_at = "clustered", server_round
@@ -273,16 +306,19 @@ class FluxStrategy(FedAvg):
         if metrics is None:
             return None
         acc = float(metrics["accuracy"])
+        row = {"round": server_round, "phase": self.phase, "accuracy": acc}
         if self.phase == "warmup":
             self._warmup_acc.append(acc)
             cap = self.max_warmup_rounds or max(1, math.floor(0.8 * self._num_rounds))
-            self._warmup_over = warmup_finished(
-                self._warmup_acc, max_rounds=cap, tol=self.plateau_tol
-            )
-        n_clusters = self.clustering_.n_clusters if self.clustering_ is not None else 1
-        self.history.append(
-            {"round": server_round, "phase": self.phase, "accuracy": acc, "clusters": n_clusters}
-        )
+            decision = warmup_decision(self._warmup_acc, max_rounds=cap, tol=self.plateau_tol)
+            self._warmup_over = decision.outcome.startswith("stop")
+            if decision.outcome.startswith("stop: plateau"):
+                decision.warn_if_close("warm-up")
+            row["decision"] = decision.to_dict()
+        elif server_round == self.clustered_at and self.clustering_.decision is not None:
+            row["decision"] = self.clustering_.decision.to_dict()
+        row["clusters"] = self.clustering_.n_clusters if self.clustering_ is not None else 1
+        self.history.append(row)
         return metrics
 
 

@@ -3,18 +3,36 @@ that the latents the descriptors read are meaningful but not yet specialised."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+
+from paperplug.checks import check_scalar
+from paperplug_flux.decisions import Decision
+
+
+def warmup_decision(
+    accuracies: Sequence[float], *, max_rounds: int, tol: float = 0.05, min_rounds: int = 3
+) -> Decision:
+    """The plateau rule after the rounds whose federated accuracies are given: stop from round
+    `min_rounds` on as soon as the last round gained less than `tol`, and in any case after
+    `max_rounds` rounds. The statistic is the last round's accuracy gain (NaN after one round)."""
+    max_rounds = check_scalar(max_rounds, "max_rounds", "int", low=1)
+    min_rounds = check_scalar(min_rounds, "min_rounds", "int", low=2)
+    tol = check_scalar(tol, "tol", "real", low=0)
+    r = len(accuracies)
+    gain = float(accuracies[-1] - accuracies[-2]) if r >= 2 else math.nan
+    if r >= max_rounds:
+        outcome = f"stop: at the cap, max_rounds={max_rounds}"
+    elif r >= min_rounds and gain < tol:
+        outcome = f"stop: plateau at round {r}"
+    else:
+        outcome = "continue"
+    return Decision("accuracy gain", gain, tol, outcome)
 
 
 def warmup_finished(
     accuracies: Sequence[float], *, max_rounds: int, tol: float = 0.05, min_rounds: int = 3
 ) -> bool:
-    """True once the warm-up should stop after the rounds whose accuracies are given: from
-    round `min_rounds` on, as soon as one round improved the accuracy by less than `tol`, and
-    in any case after `max_rounds` rounds."""
-    if max_rounds < 1 or min_rounds < 2 or tol < 0:
-        raise ValueError("need max_rounds >= 1, min_rounds >= 2 and tol >= 0")
-    r = len(accuracies)
-    if r >= max_rounds:
-        return True
-    return r >= min_rounds and accuracies[-1] - accuracies[-2] < tol
+    """True once the warm-up should stop after the rounds whose accuracies are given."""
+    decision = warmup_decision(accuracies, max_rounds=max_rounds, tol=tol, min_rounds=min_rounds)
+    return decision.outcome.startswith("stop")
