@@ -24,6 +24,7 @@ from torch import nn
 from paperplug import seeded_torch
 from paperplug_flux.client import load_model
 from paperplug_flux.data import federated_tensors
+from paperplug_flux.decisions import Decision
 from paperplug_flux.federation import run_strategy, train_config
 from paperplug_flux.models import accuracy
 from paperplug_flux.strategy import IfcaStrategy
@@ -35,8 +36,8 @@ METHODS = ("FedAvg", "FedProx", "IFCA", "FLUX", "Oracle")
 @dataclass
 class MethodResult:
     """One method's scores: mean accuracy over known and over unseen clients, the cluster
-    labels it used (None for one global model), payload bytes per round, wall seconds and the
-    federated accuracy after every round."""
+    labels it used (None for one global model), payload bytes per round, wall seconds, the
+    federated accuracy after every round and FLUX's clustering decision."""
 
     method: str
     known_accuracy: float
@@ -45,6 +46,7 @@ class MethodResult:
     bytes_per_round: float
     seconds: float
     accuracy_per_round: list[float]
+    decision: Decision | None = None
 
 
 def _mean_entropy(model: nn.Module, x: torch.Tensor) -> float:
@@ -107,6 +109,7 @@ def run_method(
             flux.bytes_per_round_,
             time.perf_counter() - start,
             [h["accuracy"] for h in flux.history_],
+            flux.decision_,
         )
     config = train_config(
         local_epochs=local.get("local_epochs", 2),

@@ -2,9 +2,11 @@
 
 `FluxStrategy` runs the paper's server loop: FedAvg warm-up (stage 1) until the federated
 accuracy plateaus, one `query.describe` round trip for the descriptors (stage 2), clustering
-(stage 3), then per-cluster FedAvg where every node trains and is evaluated on its own
-cluster's model (stage 4). It talks to nodes through any Flower Grid, so the in-process
-`LocalGrid`, the simulation engine (Ray) and a deployment all run the same code.
+(stage 3: the nodes also send their samples per label, which the calibrated clustering needs),
+then per-cluster FedAvg where every node trains and is evaluated on its own cluster's model
+(stage 4). It talks to nodes through any Flower Grid, so the in-process `LocalGrid` and the
+Flower App under `flwr run` (`app.py`: Flower's simulation engine, a deployment) run the same
+code.
 
 Every node takes part in every round, in node-id order (the official code assumes full
 participation; Flower's own sampling draws from Python's global `random`).
