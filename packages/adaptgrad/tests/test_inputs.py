@@ -126,14 +126,15 @@ def returns_text(x):
     [
         (torch.zeros(2, 1, 8, 8, dtype=torch.long), {}, TypeError, "floating point"),
         ([[0.0] * 64], {}, TypeError, "torch.Tensor or numpy"),
-        (torch.zeros(64), {}, ValueError, "non-empty batch"),
-        (torch.zeros(0, 1, 8, 8), {}, ValueError, "non-empty batch"),
+        (torch.zeros(64), {}, ValueError, r"inputs must be a batch \(batch, ...\)"),
+        (torch.zeros(0, 1, 8, 8), {}, ValueError, "inputs is empty"),
         (torch.full((1, 1, 8, 8), float("nan")), {}, ValueError, "NaN"),
         (torch.full((1, 1, 8, 8), 2.0), {}, ValueError, "outside the stated bounds"),
         (torch.zeros(2, 1, 8, 8), {"target": [0, 1, 2]}, ValueError, "one per input"),
         (torch.zeros(2, 1, 8, 8), {"target": 9}, ValueError, "out of range for 4 classes"),
         (torch.zeros(2, 1, 8, 8), {"target": -1}, ValueError, "non-negative"),
-        (torch.zeros(2, 1, 8, 8), {"target": 0.5}, TypeError, "class indices"),
+        (torch.zeros(2, 1, 8, 8), {"target": 0.5}, TypeError, "target must hold integers"),
+        (torch.zeros(2, 1, 8, 9), {}, ValueError, "inputs does not fit the model"),
         (torch.zeros(2, 1, 8, 8), {"bounds": ([0.0, 0.0], [1.0, 1.0])}, ValueError, "per-channel"),
     ],
 )
@@ -147,7 +148,7 @@ def test_bad_inputs_are_rejected_and_left_untouched(cnn, inputs, kwargs, error, 
 @pytest.mark.parametrize(
     ("explainer", "model", "match"),
     [
-        (AdaptGrad(c=1.2), None, "confidence c"),
+        (AdaptGrad(c=1.2), None, r"c must lie in \(0.0, 1.0\)"),
         (AdaptGrad(base="nope"), None, "base must be one of"),
         (AdaptGrad(n_samples=-1), None, "n_samples"),
         (AdaptGrad(batch_size=0), None, "batch_size"),

@@ -104,5 +104,5 @@ def test_bad_bounds_are_rejected(bounds, error, match):
 @pytest.mark.parametrize("c", [0.0, 1.0, 1.5])
 def test_confidence_outside_the_unit_interval_is_rejected(c):
     x = torch.zeros(1, 2)
-    with pytest.raises(ValueError, match="confidence c"):
+    with pytest.raises(ValueError, match=r"c must lie in \(0.0, 1.0\)"):
         adaptive_sigma(x, *resolve_bounds(x, (0.0, 1.0)), c)

@@ -119,7 +119,7 @@ def test_the_callers_model_is_not_written_to(cnn, digits_like):
         (NoiseGrad(n_models=0), None, ValueError, "n_models"),
         (NoiseGrad(std=-0.1), None, ValueError, "std"),
         (NoiseGrad(skip="classifier"), None, TypeError, "skip"),
-        (SmoothGrad(weight_noise=WeightNoise(n_models=1.5)), None, ValueError, "n_models"),
+        (SmoothGrad(weight_noise=WeightNoise(n_models=1.5)), None, TypeError, "n_models"),
     ],
 )
 def test_bad_weight_noise_settings(cnn, digits_like, explainer, model, error, match):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import torch
 
+from paperplug.checks import check_scalar
 from paperplug_adaptgrad.smoothing import GradientOperator
 
 BaseMethod = Callable[..., torch.Tensor]  # (gradient, x, targets, **kw) -> attribution like x
@@ -41,8 +42,7 @@ def integrated_gradients(
 
     All n+1 path points go to `gradient` in one call, so smoothing batches over them too.
     """
-    if not isinstance(n_steps, int) or n_steps < 1:
-        raise ValueError(f"n_steps must be a positive int, got {n_steps!r}")
+    check_scalar(n_steps, "n_steps", "int", low=1)
     base = torch.as_tensor(baseline, dtype=x.dtype, device=x.device).expand_as(x)
     alphas = torch.linspace(0.0, 1.0, n_steps + 1, dtype=x.dtype, device=x.device)
     alphas = alphas.reshape(-1, *[1] * x.dim())

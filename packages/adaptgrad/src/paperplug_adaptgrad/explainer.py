@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from paperplug import Explanation
+from paperplug.checks import argument_errors, check_scalar, check_tensor
 from paperplug_adaptgrad.composition import BASE_METHODS, BaseMethod
 from paperplug_adaptgrad.noise_scale import Bounds, adaptive_sigma, resolve_bounds, smoothgrad_sigma
 from paperplug_adaptgrad.noisegrad import WeightNoise
@@ -57,35 +58,28 @@ def model_dtype_device(model: Any) -> tuple[torch.dtype | None, torch.device | N
 def as_input_tensor(inputs: Any, dtype: torch.dtype | None = None) -> torch.Tensor:
     """A floating (batch, ...) tensor from a tensor or numpy array, cast to `dtype` (the model's)
     when given; checked, never written to."""
-    if isinstance(inputs, np.ndarray):
-        inputs = torch.from_numpy(inputs)
-    if not isinstance(inputs, torch.Tensor):
+    if not isinstance(inputs, (torch.Tensor, np.ndarray)):
         raise TypeError(
             f"inputs must be a torch.Tensor or numpy array, got {type(inputs).__name__}"
         )
-    if not inputs.is_floating_point():
-        raise TypeError(f"inputs must be floating point, got dtype {inputs.dtype}")
-    if inputs.dim() < 2 or len(inputs) == 0:
-        raise ValueError(
-            f"inputs must be a non-empty batch (batch, ...), got shape {tuple(inputs.shape)}"
-        )
-    if not bool(torch.isfinite(inputs).all()):
-        raise ValueError("inputs contain NaN or infinite values")
-    x = inputs.detach()
+    x = check_tensor(inputs, "inputs", dtype="numeric")
+    if not x.is_floating_point():
+        raise TypeError(f"inputs must be floating point, got dtype {x.dtype}")
+    if x.dim() < 2:
+        raise ValueError(f"inputs must be a batch (batch, ...), got shape {tuple(x.shape)}")
     if x.is_inference():  # made under torch.inference_mode(): a normal copy can carry gradients
         x = x.clone()
     return x if dtype is None else x.to(dtype)
 
 
 def as_targets(target: Any, forward: Forward, x: torch.Tensor) -> torch.Tensor:
-    """One class index per input: given (an int or a sequence), or the model's prediction when None."""
+    """One class index per input: given (an int or a sequence), or the model's prediction when
+    None (a class past the model's outputs is caught where the gradient is taken)."""
     if target is None:
-        with torch.no_grad():
+        with torch.no_grad(), argument_errors("inputs", "the shape the model takes"):
             return forward(x).argmax(dim=1)
-    t = torch.as_tensor(target, device=x.device)
-    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
-        raise TypeError(f"target must be class indices (int), got dtype {t.dtype}")
-    t = t.long().reshape(-1).expand(len(x)) if t.numel() == 1 else t.long()
+    t = check_tensor(target, "target", dtype="int", min_samples=0).to(x.device)
+    t = t.reshape(-1).expand(len(x)) if t.numel() == 1 else t
     if t.shape != (len(x),):
         raise ValueError(
             f"target must be an int or one per input ({len(x)}), got shape {tuple(t.shape)}"
@@ -201,7 +195,8 @@ class GradientSmoothing:
             operator = weight_noise.operator(
                 model, make_gradient, torch.Generator(device=device or x.device).manual_seed(seed)
             )
-        values = base(operator, x, targets, **self.base_params).detach()
+        with argument_errors("inputs", "the shape the model takes"):
+            values = base(operator, x, targets, **self.base_params).detach()
         drawn = sum(s.n_drawn for s in smoothers)
         meta = {
             "method": self.name,
@@ -218,14 +213,9 @@ class GradientSmoothing:
         return Explanation(values.to(inputs.dtype), "feature", meta)
 
     def _check_settings(self) -> None:
-        if not isinstance(self.n_samples, int) or self.n_samples < 0:
-            raise ValueError(f"n_samples must be an int ≥ 0, got {self.n_samples!r}")
-        if self.batch_size is not None and (
-            not isinstance(self.batch_size, int) or self.batch_size < 1
-        ):
-            raise ValueError(f"batch_size must be a positive int or None, got {self.batch_size!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise TypeError(f"seed must be an int, got {type(self.seed).__name__}")
+        check_scalar(self.n_samples, "n_samples", "int", low=0)
+        check_scalar(self.batch_size, "batch_size", "int", low=1, allow_none=True)
+        check_scalar(self.seed, "seed", "int")
 
     def _checked_bounds(self, x: torch.Tensor, bounds: Bounds) -> tuple[torch.Tensor, torch.Tensor]:
         lo, hi = resolve_bounds(x, bounds, self.channel_dim)

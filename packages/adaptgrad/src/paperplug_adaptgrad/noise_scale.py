@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import torch
 
+from paperplug.checks import check_scalar
+
 Bound = float | Sequence[float] | torch.Tensor
 Bounds = tuple[Bound, Bound]
 
@@ -59,8 +61,7 @@ def adaptive_sigma(
     Then P(|ε_i| ≤ m_i) = c: each dimension leaves [lo, hi] with probability at most 1 − c,
     and a dimension sitting on a bound gets σ_i = 0.
     """
-    if not 0.0 < c < 1.0:
-        raise ValueError(f"confidence c must lie in (0, 1), got {c!r}")
+    c = check_scalar(c, "c", low=0.0, high=1.0, inclusive="neither")  # the confidence
     m = torch.minimum(x - lo, hi - x).clamp(min=0)
     return m / (math.sqrt(2.0) * torch.erfinv(torch.tensor(c, dtype=torch.float64)).item())
 
@@ -69,6 +70,5 @@ def smoothgrad_sigma(
     x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, alpha: float = 0.2
 ) -> torch.Tensor:
     """SmoothGrad's σ = α·(x_max − x_min), the same in every dimension (α = 0.2 by default)."""
-    if not alpha >= 0.0:
-        raise ValueError(f"noise level alpha must be ≥ 0, got {alpha!r}")
+    alpha = check_scalar(alpha, "alpha", low=0.0)  # the noise level
     return (alpha * (hi - lo)).expand_as(x)

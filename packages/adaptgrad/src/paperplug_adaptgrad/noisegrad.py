@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from paperplug.checks import check_scalar
 from paperplug_adaptgrad.smoothing import GradientOperator, accumulator_dtype
 
 GradientBuilder = Callable[[Callable[[torch.Tensor], Any]], GradientOperator]  # model -> operator
@@ -40,14 +41,8 @@ class WeightNoise:
         self.skip = skip
 
     def check(self) -> None:
-        if (
-            not isinstance(self.n_models, int)
-            or isinstance(self.n_models, bool)
-            or self.n_models < 1
-        ):
-            raise ValueError(f"n_models must be a positive int, got {self.n_models!r}")
-        if not (isinstance(self.std, (int, float)) and self.std >= 0):
-            raise ValueError(f"weight noise std must be a number ≥ 0, got {self.std!r}")
+        check_scalar(self.n_models, "n_models", "int", low=1)
+        check_scalar(self.std, "std", low=0.0)  # of the weight noise
         if isinstance(self.skip, str) or not all(isinstance(s, str) for s in self.skip):
             raise TypeError(f"skip must be a sequence of parameter-name parts, got {self.skip!r}")
 
