@@ -238,3 +238,18 @@ def test_a_bad_parameter_of_a_call_after_fit_is_tried_there_and_an_unknown_one_i
     Contract.bad_params = {"n_t": [0]}  # taken by nothing: passing vacuously would hide it
     with pytest.raises(AssertionError, match="bad_params names 'n_t', which neither the main call"):
         contract.battery(pm, contract.make_instance(pm), ((X, y), {}))
+
+
+def test_objects_without_equality_are_compared_by_their_attributes():
+    import copy
+
+    class Processor:  # like a tokenizer or a model wrapper: no __eq__ of its own
+        def __init__(self):
+            self.vocab, self.parent = {"a": 1}, None
+
+    p = Processor()
+    p.parent = p  # a cycle
+    q = copy.deepcopy(p)
+    assert same(p, q)  # a deep copy is the same value
+    q.vocab["b"] = 2
+    assert not same(p, q)  # a mutated attribute is a change

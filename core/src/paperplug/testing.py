@@ -106,13 +106,19 @@ def installed_pm(monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginManager]:
         set_manager(previous)
 
 
-def same(a: Any, b: Any) -> bool:
+def same(a: Any, b: Any, _seen: set[tuple[int, int]] | None = None) -> bool:
     """Deep equality for user data: tensors, arrays (NaN equal to NaN), modules, networkx
-    graphs (nodes, edges and their attributes), containers."""
+    graphs (nodes, edges and their attributes), containers, and objects that define no
+    equality of their own (a tokenizer, a victim model's wrapper), compared by their
+    attributes (a deep copy of one is then the same)."""
+    seen = set() if _seen is None else _seen
     if type(a) is not type(b):
         return False
+    if (id(a), id(b)) in seen:  # a cycle: already being compared
+        return True
+    seen.add((id(a), id(b)))
     if hasattr(a, "state_dict") and callable(a.state_dict):  # torch module
-        return same(dict(a.state_dict()), dict(b.state_dict()))
+        return same(dict(a.state_dict()), dict(b.state_dict()), seen)
     if hasattr(a, "detach") and hasattr(a, "shape"):  # torch tensor
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
@@ -122,23 +128,26 @@ def same(a: Any, b: Any) -> bool:
         )
     if hasattr(a, "adj") and hasattr(a, "nodes") and hasattr(a, "graph"):  # networkx graph
         return (
-            same(dict(a.nodes(data=True)), dict(b.nodes(data=True)))
+            same(dict(a.nodes(data=True)), dict(b.nodes(data=True)), seen)
             and same(
                 {(u, v): d for u, v, d in a.edges(data=True)},
                 {(u, v): d for u, v, d in b.edges(data=True)},
+                seen,
             )
-            and same(a.graph, b.graph)
+            and same(a.graph, b.graph, seen)
         )
     if hasattr(a, "__array__") and hasattr(a, "shape"):  # numpy array
         import numpy as np
 
         return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
     if isinstance(a, Mapping):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same(a[k], b[k], seen) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(same(x, y, seen) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) and math.isnan(a):
         return math.isnan(b)
+    if type(a).__eq__ is object.__eq__ and hasattr(a, "__dict__"):
+        return a is b or same(vars(a), vars(b), seen)
     try:
         return bool(a == b)
     except Exception:
