@@ -73,20 +73,20 @@ def test_threshold_is_inclusive():
 
 
 @pytest.mark.parametrize(
-    "theta,k,window",
+    "theta,k,window,error,named",
     [
-        (0.0, 1, None),
-        (1.2, 1, None),
-        (0.5, 0, None),
-        (0.5, 2.0, None),
-        (0.5, True, None),
-        (0.5, 3, 2),
-        (0.5, 1, 0),
-        (0.5, 1, 2.5),
+        (0.0, 1, None, ValueError, "theta"),
+        (1.2, 1, None, ValueError, "theta"),
+        (0.5, 0, None, ValueError, "k"),
+        (0.5, 2.0, None, TypeError, "k"),
+        (0.5, True, None, TypeError, "k"),
+        (0.5, 3, 2, ValueError, "window"),
+        (0.5, 1, 0, ValueError, "window"),
+        (0.5, 1, 2.5, TypeError, "window"),
     ],
 )
-def test_bad_rule_rejected(theta, k, window):
-    with pytest.raises(ValueError):
+def test_bad_rule_rejected(theta, k, window, error, named):
+    with pytest.raises(error, match=rf"^{named} must"):
         DelayKCounter(theta, k, window)
 
 

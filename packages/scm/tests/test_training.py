@@ -17,6 +17,7 @@ from paperplug_scm import (
     make_fineharm_like,
 )
 
+from paperplug.checks import NotFittedError
 from paperplug.testing import global_rng_untouched
 
 SEEDS = range(6)
@@ -117,7 +118,7 @@ def test_bad_training_input_rejected(splits):
         SCMTrainer(backbone=3).fit(splits[0][:2])
     with pytest.raises(ValueError, match="epochs"):
         SCMTrainer(epochs=0).fit(splits[0][:2])
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         SCMTrainer().monitor()
     with pytest.raises(FileNotFoundError, match="not an SCM checkpoint"):
         SCMTrainer.load("/nonexistent/ckpt")

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from paperplug.checks import check_type
 from paperplug_scm.model import SCMModel
 
 TRAINER_FILE = "scm_trainer.json"
@@ -19,7 +20,7 @@ def save_checkpoint(
 ) -> Path:
     """Write `model` (backbone in Hugging Face format + heads), `tokenizer` and `settings`
     (JSON) under the folder `path`."""
-    path = Path(path)
+    path = Path(check_type(path, "path", (str, os.PathLike), what="a folder path"))
     model.save_pretrained(path)
     tokenizer.save_pretrained(path / TOKENIZER_DIR)
     (path / TRAINER_FILE).write_text(json.dumps(settings, indent=1))
@@ -32,7 +33,7 @@ def load_checkpoint(
     """(model in eval mode on `device`, tokenizer, settings) from a `save_checkpoint` folder."""
     from transformers import AutoTokenizer
 
-    path = Path(path)
+    path = Path(check_type(path, "path", (str, os.PathLike), what="a folder path"))
     if not (path / TRAINER_FILE).is_file():
         raise FileNotFoundError(f"{path} is not an SCM checkpoint (no {TRAINER_FILE})")
     settings = json.loads((path / TRAINER_FILE).read_text())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from paperplug.checks import check_choice, check_scalar
 from paperplug_scm.synthetic import make_fineharm_like
 
 # A random-init tiny backbone needs a larger step than the paper's 1e-4 (at 1e-4 the 0.99 per
@@ -33,8 +34,7 @@ def train_variant(
     """One of VARIANTS trained with the embedded settings (θ, k chosen on `val`)."""
     from paperplug_scm.training import SCMTrainer
 
-    if name not in VARIANTS:
-        raise ValueError(f"name must be one of {sorted(VARIANTS)}, got {name!r}")
+    check_choice(name, "name", sorted(VARIANTS))
     settings = {**EMBEDDED_TRAINING, **VARIANTS[name], **kw}
     return SCMTrainer(seed=seed, **settings).fit(train, val)
 
@@ -42,8 +42,7 @@ def train_variant(
 def long_reply(n_words: int, seed: int = 0) -> tuple[str, str]:
     """(prompt, reply): a benign reply of exactly `n_words` whitespace-separated words, made
     of the generator's benign sentences (refusals, safety advice and everyday answers)."""
-    if n_words < 1:
-        raise ValueError(f"n_words must be >= 1, got {n_words}")
+    check_scalar(n_words, "n_words", "int", low=1)
     words: list[str] = []
     prompt = ""
     batch = 0

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from paperplug.checks import check_consistent_length
 from paperplug_scm.stopping import check_rule, delay_k_stop
 
 THETAS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -45,9 +46,8 @@ def stream_metrics(
     `frac_read_harmful` averages over harmful responses (a missed one counts as fully read);
     `frac_read_caught` over the harmful responses that were stopped (the paper's 18%).
     """
-    check_rule(theta, k, window)
-    if len(scores) != len(labels):
-        raise ValueError(f"{len(scores)} score lists but {len(labels)} labels")
+    theta, k, window = check_rule(theta, k, window)
+    check_consistent_length(scores=scores, labels=labels)
     stops = [delay_k_stop(s, theta, k, window) for s in scores]
     read = np.array(
         [1.0 if i is None else (i + 1) / max(len(s), 1) for i, s in zip(stops, scores, strict=True)]

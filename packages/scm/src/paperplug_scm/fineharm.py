@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from paperplug.checks import check_choice, check_sequence, check_type
+from paperplug.extras import requires_extra
+
 IGNORE_INDEX = -100
 FIELDS = ("prompt", "sentences", "sentence_labels", "words", "word_labels")
 
@@ -28,38 +31,34 @@ class EncodedExample:
     response_start: int  # index of the first response token
 
 
-def validate_example(example: Any, index: int = 0) -> None:
-    """Raise a ValueError/TypeError naming what is wrong with a FineHarm-format example."""
-    if not isinstance(example, dict):
-        raise TypeError(f"example {index} must be a dict, got {type(example).__name__}")
+def validate_example(example: Any, name: str = "example") -> None:
+    """Raise a ValueError/TypeError naming `name` (e.g. "train[3]") and what is wrong with a
+    FineHarm-format example."""
+    check_type(example, name, dict, what="a FineHarm-format dict")
     missing = [f for f in FIELDS if f not in example]
     if missing:
-        raise ValueError(f"example {index} lacks field(s) {missing}; expected {list(FIELDS)}")
-    if not isinstance(example["prompt"], str):
-        raise TypeError(f"example {index}: prompt must be a str")
-    n = len(example["sentences"])
-    if n == 0:
-        raise ValueError(f"example {index} has no sentences")
+        raise ValueError(f"{name} lacks field(s) {missing}; expected {list(FIELDS)}")
+    check_type(example["prompt"], f"{name}['prompt']", str)
+    sentences = check_sequence(example["sentences"], f"{name}['sentences']", str)
     for key in ("sentence_labels", "words", "word_labels"):
-        if len(example[key]) != n:
-            raise ValueError(f"example {index}: {key} has {len(example[key])} items, not {n}")
-    for j, (s, y, w, wl) in enumerate(
-        zip(
-            example["sentences"],
-            example["sentence_labels"],
-            example["words"],
-            example["word_labels"],
-            strict=True,
-        )
-    ):
-        if not isinstance(s, str):
-            raise TypeError(f"example {index}, sentence {j} must be a str")
-        if int(y) not in (0, 1):
-            raise ValueError(f"example {index}, sentence {j}: label must be 0 or 1, got {y!r}")
-        if len(w) != len(wl):
+        if len(check_sequence(example[key], f"{name}[{key!r}]", min_len=0)) != len(sentences):
             raise ValueError(
-                f"example {index}, sentence {j}: {len(w)} words but {len(wl)} word labels"
+                f"{name}[{key!r}] has {len(example[key])} items, not {len(sentences)} (sentences)"
             )
+    for j, (y, w, wl) in enumerate(
+        zip(example["sentence_labels"], example["words"], example["word_labels"], strict=True)
+    ):
+        check_choice(y, f"{name}['sentence_labels'][{j}]", (0, 1))
+        if len(w) != len(wl):
+            raise ValueError(f"{name}, sentence {j}: {len(w)} words but {len(wl)} word labels")
+
+
+def check_examples(value: Any, name: str) -> list[dict[str, Any]]:
+    """A non-empty list of valid FineHarm-format examples; errors name `name[i]`."""
+    examples = check_sequence(value, name, dict, what="FineHarm-format dicts")
+    for i, ex in enumerate(examples):
+        validate_example(ex, f"{name}[{i}]")
+    return examples
 
 
 def response_text(example: dict[str, Any], sep: str = " ") -> str:
@@ -124,14 +123,13 @@ def encode_fineharm(
     examples: list[dict[str, Any]], tokenizer: Any, *, sep: str = " ", max_length: int = 4096
 ) -> list[EncodedExample]:
     """`token_labels` over a list of examples (validated first, so errors name the index)."""
-    for i, ex in enumerate(examples):
-        validate_example(ex, i)
+    examples = check_examples(examples, "examples")
     return [token_labels(ex, tokenizer, sep=sep, max_length=max_length) for ex in examples]
 
 
 def _normalise(row: dict[str, Any], index: int) -> dict[str, Any]:
     example = {f: row[f] for f in FIELDS if f in row}
-    validate_example(example, index)
+    validate_example(example, f"row {index}")
     return {
         "prompt": example["prompt"],
         "sentences": list(example["sentences"]),
@@ -162,10 +160,8 @@ def load_fineharm(
     A local folder may be a `save_to_disk` dataset or hold JSON/JSONL files named after the
     splits (`train_new.json`, `valid_new.json`, `test_new.json` as released, or `train.jsonl`...).
     """
-    try:
+    with requires_extra("paperplug-scm", "fineharm", "loading the FineHarm release"):
         import datasets
-    except ImportError as e:
-        raise ImportError("load_fineharm needs `pip install paperplug-scm[fineharm]`") from e
     path = Path(path_or_name)
     saved = ("dataset_dict.json", "dataset_info.json", "state.json")
     if path.is_dir() and any((path / n).exists() for n in saved):

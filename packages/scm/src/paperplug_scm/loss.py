@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from paperplug.checks import check_choice, check_scalar
 from paperplug_scm.fineharm import IGNORE_INDEX
 
 REDUCTIONS = ("max", "min", "avg")
@@ -23,8 +24,7 @@ def logic_consistency_loss(
     reduce: str = "max",
 ) -> torch.Tensor:
     """Mean over the batch of −log clamp(1 − c_hol + c_hol·reduce_i(c_tok,i·mask_i), 1e-8)."""
-    if reduce not in REDUCTIONS:
-        raise ValueError(f"reduce must be one of {REDUCTIONS}, got {reduce!r}")
+    check_choice(reduce, "reduce", REDUCTIONS)
     c_hol = response_logits.softmax(-1)[..., 1]  # (batch,)
     c_tok = token_logits.softmax(-1)[..., 1] * token_mask.to(token_logits.dtype)  # (batch, seq)
     if reduce == "max":
@@ -42,13 +42,9 @@ class DualSupervisionLoss(torch.nn.Module):
 
     def __init__(self, alpha: float = 0.6, gamma: float = 1.0, reduce: str = "max") -> None:
         super().__init__()
-        if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
-        if gamma < 0:
-            raise ValueError(f"gamma must be >= 0, got {gamma}")
-        if reduce not in REDUCTIONS:
-            raise ValueError(f"reduce must be one of {REDUCTIONS}, got {reduce!r}")
-        self.alpha, self.gamma, self.reduce = alpha, gamma, reduce
+        self.alpha = check_scalar(alpha, "alpha", low=0.0, high=1.0)
+        self.gamma = check_scalar(gamma, "gamma", low=0.0)
+        self.reduce = check_choice(reduce, "reduce", REDUCTIONS)
 
     def forward(
         self,

@@ -16,9 +16,11 @@ import torch
 from torch import nn
 
 from paperplug import seeded_torch
+from paperplug.checks import check_choice
 
 HEADS_FILE = "scm_heads.pt"
 CONFIG_FILE = "scm_config.json"
+HEADS = ("token", "response")  # the token head (SCM) or the response head (full detection)
 
 
 def decoder_of(backbone: nn.Module) -> nn.Module:
@@ -106,7 +108,7 @@ class SCMModel(nn.Module):
         elif head == "response":
             logits = self.response_head(hidden)
         else:
-            raise ValueError(f"head must be 'token' or 'response', got {head!r}")
+            check_choice(head, "head", HEADS)
         return logits.softmax(-1)[..., 1]
 
     def save_pretrained(self, path: str | os.PathLike[str]) -> None:

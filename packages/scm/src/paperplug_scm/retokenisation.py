@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from paperplug.checks import check_choice
+
 MODES = ("tail", "full")
 
 # Spaces, blank lines, tabs, punctuation before a line break, digits, contractions,
@@ -45,9 +47,7 @@ class IncrementalTokens:
     or the whole prefix (mode "full")."""
 
     def __init__(self, tokenizer: Any, mode: str = "tail") -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        self.tokenizer, self.mode = tokenizer, mode
+        self.tokenizer, self.mode = tokenizer, check_choice(mode, "mode", MODES)
         self.ids: list[int] = []
         self.end = 0
         self._bounds: list[tuple[int, int]] = []  # (boundary char, ids before it), the last few

@@ -11,19 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from paperplug.checks import check_scalar
+
 RULES = ("naive", "delay")
 
 
-def check_rule(theta: float, k: int, window: int | None = None) -> None:
-    """Reject θ outside (0, 1], k that is not a positive integer, a window shorter than k."""
-    if not 0.0 < float(theta) <= 1.0:
-        raise ValueError(f"theta must lie in (0, 1], got {theta}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    if window is not None and (
-        isinstance(window, bool) or not isinstance(window, int) or window < k
-    ):
-        raise ValueError(f"window must be None or an integer >= k ({k}), got {window!r}")
+def check_rule(theta: float, k: int, window: int | None = None) -> tuple[float, int, int | None]:
+    """(θ, k, window) checked: θ in (0, 1], k a positive int, a window None or at least k."""
+    theta = check_scalar(theta, "theta", low=0.0, high=1.0, inclusive="right")
+    k = check_scalar(k, "k", "int", low=1)
+    return theta, k, check_scalar(window, "window", "int", low=k, allow_none=True)
 
 
 class DelayKCounter:
@@ -32,8 +29,7 @@ class DelayKCounter:
     n-th on (the monitor re-tokenised them), in O(forgotten tokens)."""
 
     def __init__(self, theta: float = 0.5, k: int = 1, window: int | None = None) -> None:
-        check_rule(theta, k, window)
-        self.theta, self.k, self.window = float(theta), k, window
+        self.theta, self.k, self.window = check_rule(theta, k, window)
         self._flagged_before: list[int] = [0]  # _flagged_before[i] = #{j < i : c_j >= θ}
 
     @property

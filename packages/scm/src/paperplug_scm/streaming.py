@@ -22,9 +22,10 @@ import torch
 from paperplug_llm.likelihood import crop_cache
 
 from paperplug import Verdict
+from paperplug.checks import check_choice, check_context, check_scalar, check_sequence, check_type
 from paperplug_scm.checkpoint import load_checkpoint
 from paperplug_scm.fineharm import encode_prompt
-from paperplug_scm.model import SCMModel
+from paperplug_scm.model import HEADS, SCMModel
 from paperplug_scm.retokenisation import (
     IncrementalTokens,
     hold_back,
@@ -58,9 +59,7 @@ def prompt_of(context: Mapping[str, Any]) -> str:
     if prompt is None:
         users = [m for m in context.get("messages") or () if m.get("role") == "user"]
         prompt = users[-1].get("content", "") if users else ""
-    if not isinstance(prompt, str):
-        raise TypeError(f"context['prompt'] must be a str, got {type(prompt).__name__}")
-    return prompt
+    return check_type(prompt, "context['prompt']", str)
 
 
 class MonitorSession:
@@ -73,8 +72,7 @@ class MonitorSession:
 
     def start(self, prompt: str = "") -> MonitorSession:
         """Reset for a new response to `prompt` and prefill the prompt into the KV cache."""
-        if not isinstance(prompt, str):
-            raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
+        check_type(prompt, "prompt", str)
         mon = self.monitor
         self.prompt, self.text, self.ended = prompt, "", False
         self.ids: list[int] = []  # response token ids fed to the model
@@ -128,7 +126,7 @@ class MonitorSession:
             self._rollback(keep)
         self._feed(new)
 
-    def _check_open(self, by_ids: bool) -> bool:
+    def _open(self, by_ids: bool) -> bool:
         if self.ended:
             raise ValueError("this stream has ended (finish() was called): start() a new one")
         if self.text and by_ids != self._by_ids:
@@ -138,9 +136,8 @@ class MonitorSession:
 
     def push(self, text_delta: str) -> Decision:
         """Append streamed text; score every completed word's tokens; return the decision."""
-        if not isinstance(text_delta, str):
-            raise TypeError(f"push takes the new text as a str, got {type(text_delta).__name__}")
-        if self._check_open(False) and text_delta:
+        check_type(text_delta, "text_delta", str)
+        if self._open(False) and text_delta:
             self.text += text_delta
             end, boundary = hold_back(self.text, self._tokens.end, self.monitor.max_hold)
             if end > self._tokens.end:
@@ -151,11 +148,11 @@ class MonitorSession:
 
     def push_ids(self, ids: list[int]) -> Decision:
         """Feed response token ids directly (the watched model shares SCM's tokenizer)."""
-        if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
-            raise TypeError("push_ids takes a list of int token ids")
-        if self._check_open(True):
-            self._feed(list(ids))
-        self.text += self.monitor.tokenizer.decode(list(ids))
+        ids = check_sequence(ids, "ids", min_len=0)
+        ids = [check_scalar(i, f"ids[{j}]", "int", low=0) for j, i in enumerate(ids)]
+        if self._open(True):
+            self._feed(ids)
+        self.text += self.monitor.tokenizer.decode(ids)
         return self.decision
 
     def finish(self) -> Decision:
@@ -208,23 +205,15 @@ class StreamingMonitor:
         retokenise: str = "auto",
         max_sessions: int = 256,
     ) -> None:
-        if not isinstance(model, SCMModel):
-            raise TypeError(f"model must be an SCMModel, got {type(model).__name__}")
-        if rule not in RULES:
-            raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-        check_rule(theta, 1 if rule == "naive" else k, window)
-        if head not in ("token", "response"):
-            raise ValueError(f"head must be 'token' or 'response', got {head!r}")
-        if retokenise not in RETOKENISE:
-            raise ValueError(f"retokenise must be one of {RETOKENISE}, got {retokenise!r}")
-        if max_hold is not None and (isinstance(max_hold, bool) or max_hold < 1):
-            raise ValueError(f"max_hold must be None or a positive int, got {max_hold!r}")
-        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
-            raise ValueError(f"max_sessions must be a positive int, got {max_sessions!r}")
+        check_type(model, "model", SCMModel)
+        self.rule = check_choice(rule, "rule", RULES)
+        self.theta, _, self.window = check_rule(theta, 1 if rule == "naive" else k, window)
+        self.k = check_scalar(k, "k", "int", low=1)
+        self.head = check_choice(head, "head", HEADS)
+        self.retokenise = check_choice(retokenise, "retokenise", RETOKENISE)
+        self.max_hold = check_scalar(max_hold, "max_hold", "int", low=1, allow_none=True)
+        self.max_sessions = check_scalar(max_sessions, "max_sessions", "int", low=1)
         self.model, self.tokenizer = model.eval(), tokenizer
-        self.theta, self.k, self.rule, self.window = float(theta), k, rule, window
-        self.head, self.max_hold, self.max_sessions = head, max_hold, max_sessions
-        self.retokenise = retokenise
         if retokenise == "auto":
             exact = tail_retokenisation_is_exact(tokenizer)
             self.retokenise_mode = "tail" if exact else "full"
@@ -293,9 +282,8 @@ class StreamingMonitor:
         `context["final"]` ends the stream and scores the trailing word too. The verdict's
         `details["judged"]` says how many characters were judged, so `guard.stream` holds
         the rest back."""
-        if not isinstance(payload, str):
-            raise TypeError(f"the output stage checks text (str), got {type(payload).__name__}")
-        context = context or {}
+        check_type(payload, "payload", str, what="the reply text so far (str)")
+        context = check_context(context)
         prompt = prompt_of(context)
         session = self.session(context.get("conversation_id"))
         if (

@@ -12,6 +12,8 @@ import random
 import re
 from typing import Any
 
+from paperplug.checks import check_scalar
+
 FUNCTION_WORDS = frozenset(
     [
         "a",
@@ -274,10 +276,8 @@ def make_fineharm_like(
     n: int = 600, *, harmful_fraction: float = 0.5, seed: int = 0
 ) -> list[dict[str, Any]]:
     """`n` FineHarm-format examples: prompt, sentences, sentence_labels, words, word_labels."""
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    if not 0.0 <= harmful_fraction <= 1.0:
-        raise ValueError(f"harmful_fraction must lie in [0, 1], got {harmful_fraction}")
+    check_scalar(n, "n", "int", low=1)
+    check_scalar(harmful_fraction, "harmful_fraction", low=0.0, high=1.0)
     rng = random.Random(seed)
     out = []
     for _ in range(n):

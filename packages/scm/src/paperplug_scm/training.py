@@ -17,11 +17,19 @@ from typing import Any
 import torch
 
 from paperplug import History, seeded_torch
+from paperplug.checks import (
+    check_choice,
+    check_is_fitted,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 from paperplug_scm.checkpoint import load_checkpoint, save_checkpoint
 from paperplug_scm.evaluation import KS, THETAS, choose_theta_k, stream_metrics
-from paperplug_scm.fineharm import encode_fineharm, validate_example
+from paperplug_scm.fineharm import check_examples, encode_fineharm
 from paperplug_scm.loss import DualSupervisionLoss
-from paperplug_scm.model import SCMModel, pad_batch, score_responses
+from paperplug_scm.model import HEADS, SCMModel, pad_batch, score_responses
+from paperplug_scm.stopping import check_rule
 from paperplug_scm.streaming import StreamingMonitor
 from paperplug_scm.synthetic import build_word_tokenizer, example_texts
 
@@ -42,18 +50,6 @@ SETTINGS = (
     "window",
     "seed",
 )
-
-
-def _as_examples(data: Any, what: str) -> list[dict[str, Any]]:
-    if not isinstance(data, Sequence) or isinstance(data, (str, bytes)):
-        raise TypeError(
-            f"{what} must be a list of FineHarm-format dicts, got {type(data).__name__}"
-        )
-    if len(data) == 0:
-        raise ValueError(f"{what} is empty")
-    for i, ex in enumerate(data):
-        validate_example(ex, i)
-    return list(data)
 
 
 class SCMTrainer:
@@ -102,6 +98,28 @@ class SCMTrainer:
         self.theta, self.k, self.window, self.tiny = theta, k, window, tiny
         self.device, self.seed, self.progress = device, seed, progress
 
+    def _vet_settings(self) -> None:
+        """Every setting checked before any work, each error naming its parameter."""
+        kinds = (type(None), str, os.PathLike, torch.nn.Module)
+        check_type(self.backbone, "backbone", kinds, what="None, a name/path or a torch module")
+        if isinstance(self.backbone, torch.nn.Module) and self.tokenizer is None:
+            raise ValueError("a torch-module backbone needs its tokenizer= as well")
+        DualSupervisionLoss(self.alpha, self.gamma, self.reduce)  # alpha, gamma, reduce
+        check_choice(self.head, "head", HEADS)
+        check_scalar(self.learning_rate, "learning_rate", low=0.0, inclusive="neither")
+        check_scalar(self.lr_decay, "lr_decay", low=0.0, high=1.0, inclusive="right")
+        for name in ("epochs", "batch_size", "grad_accum", "max_length"):
+            check_scalar(getattr(self, name), name, "int", low=1)
+        check_scalar(self.weight_decay, "weight_decay", low=0.0)
+        check_type(self.sep, "sep", str)
+        for i, theta in enumerate(check_sequence(self.thetas, "thetas")):
+            check_scalar(theta, f"thetas[{i}]", low=0.0, high=1.0, inclusive="right")
+        for i, k in enumerate(check_sequence(self.ks, "ks")):
+            check_scalar(k, f"ks[{i}]", "int", low=1)
+        check_rule(self.theta, self.k, self.window)
+        check_type(self.tiny, "tiny", (dict, type(None)), what="None or a dict of sizes")
+        check_scalar(self.seed, "seed", "int")
+
     def _build(self, texts: list[str]) -> None:
         if self.backbone is None:
             from paperplug_llm import build_tiny_decoder
@@ -116,22 +134,15 @@ class SCMTrainer:
             self.tokenizer_ = self.tokenizer or AutoTokenizer.from_pretrained(str(self.backbone))
             with seeded_torch(self.seed):  # a part missing from the weights is drawn
                 backbone = AutoModel.from_pretrained(str(self.backbone))
-        elif isinstance(self.backbone, torch.nn.Module):
-            if self.tokenizer is None:
-                raise ValueError("a torch-module backbone needs its tokenizer= as well")
+        else:  # a torch module (checked in fit)
             self.tokenizer_, backbone = self.tokenizer, copy.deepcopy(self.backbone)
-        else:
-            raise TypeError(
-                f"backbone must be None, a name/path or a torch module, got {type(self.backbone)}"
-            )
         self.model_ = SCMModel(backbone, seed=self.seed).to(self.device)
 
     def fit(self, train: Sequence[dict[str, Any]], validation: Any = None) -> SCMTrainer:
         """Train with the dual loss (§4.2); choose θ and k on `validation` when given (§5.1)."""
-        if self.epochs < 1 or self.batch_size < 1 or self.grad_accum < 1:
-            raise ValueError("epochs, batch_size and grad_accum must be >= 1")
-        train = _as_examples(train, "train")
-        val = _as_examples(validation, "validation") if validation is not None else None
+        self._vet_settings()
+        train = check_examples(train, "train")
+        val = check_examples(validation, "validation") if validation is not None else None
         self._build(example_texts(train + (val or [])))
         self.loss_ = DualSupervisionLoss(self.alpha, self.gamma, self.reduce)
         encoded = encode_fineharm(train, self.tokenizer_, sep=self.sep, max_length=self.max_length)
@@ -189,14 +200,10 @@ class SCMTrainer:
         bar.close()
         self.model_.eval()
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "model_"):
-            raise RuntimeError("this SCMTrainer is not fitted: call fit() or load() first")
-
     def score(self, examples: Sequence[dict[str, Any]]) -> tuple[list[list[float]], list[int]]:
         """Per-token P(harmful) on each response (from `head`), and the response labels."""
-        self._check_fitted()
-        examples = _as_examples(examples, "examples")
+        check_is_fitted(self, "model_")
+        examples = check_examples(examples, "examples")
         enc = encode_fineharm(examples, self.tokenizer_, sep=self.sep, max_length=self.max_length)
         return score_responses(self.model_, enc, head=self.head), [e.response_label for e in enc]
 
@@ -211,8 +218,8 @@ class SCMTrainer:
     @torch.no_grad()
     def full_detection(self, examples: Sequence[dict[str, Any]]) -> list[float]:
         """P(harmful) of whole responses from the response head (full-detection mode)."""
-        self._check_fitted()
-        enc = encode_fineharm(_as_examples(examples, "examples"), self.tokenizer_, sep=self.sep)
+        check_is_fitted(self, "model_")
+        enc = encode_fineharm(check_examples(examples, "examples"), self.tokenizer_, sep=self.sep)
         out: list[float] = []
         for start in range(0, len(enc), 32):
             ids, mask, _, _ = pad_batch(enc[start : start + 32], self.tokenizer_.pad_token_id or 0)
@@ -222,13 +229,13 @@ class SCMTrainer:
 
     def monitor(self, **kw: Any) -> StreamingMonitor:
         """The streaming monitor (Defense, stage "output") with the chosen θ, k and window."""
-        self._check_fitted()
+        check_is_fitted(self, "model_")
         opts = {"theta": self.theta_, "k": self.k_, "head": self.head, "window": self.window}
         return StreamingMonitor(self.model_, self.tokenizer_, **{**opts, **kw})
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """A checkpoint folder: model, tokenizer, θ/k and settings, optimiser and scheduler."""
-        self._check_fitted()
+        check_is_fitted(self, "model_")
         settings = {key: getattr(self, key) for key in SETTINGS}
         settings.update(theta_=self.theta_, k_=self.k_)
         path = save_checkpoint(path, self.model_, self.tokenizer_, settings)
