@@ -253,3 +253,22 @@ def test_objects_without_equality_are_compared_by_their_attributes():
     assert same(p, q)  # a deep copy is the same value
     q.vocab["b"] = 2
     assert not same(p, q)  # a mutated attribute is a change
+
+
+def test_dataclasses_holding_a_module_are_compared_by_their_fields():
+    import copy
+    from dataclasses import dataclass
+
+    import torch
+
+    @dataclass
+    class Victim:  # its generated __eq__ would compare the module by identity
+        model: torch.nn.Module
+        rows: list
+
+    v = Victim(torch.nn.Linear(2, 1), [1, 2])
+    w = copy.deepcopy(v)
+    assert v != w and same(v, w)  # a deep copy is the same value
+    with torch.no_grad():
+        w.model.weight.add_(1.0)
+    assert not same(v, w)  # a changed weight is a change

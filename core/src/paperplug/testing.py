@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import inspect
 import io
 import json
@@ -146,6 +147,12 @@ def same(a: Any, b: Any, _seen: set[tuple[int, int]] | None = None) -> bool:
         return len(a) == len(b) and all(same(x, y, seen) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) and math.isnan(a):
         return math.isnan(b)
+    if dataclasses.is_dataclass(a):  # its generated __eq__ compares a model field by identity
+        return same(
+            [getattr(a, f.name) for f in dataclasses.fields(a)],
+            [getattr(b, f.name) for f in dataclasses.fields(b)],
+            seen,
+        )
     if type(a).__eq__ is object.__eq__ and hasattr(a, "__dict__"):
         return a is b or same(vars(a), vars(b), seen)
     try:

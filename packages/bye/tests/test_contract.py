@@ -8,6 +8,14 @@ from paperplug.testing import AttackContract, DefenseContract
 
 class TestDefense(DefenseContract):
     component = "bye"
+    bad_params = {
+        "variant": ["median"],
+        "separation": [0.0, -1.0],
+        "min_gap": [-0.1],
+        "direction": ["high"],
+        "test": ["t"],
+        "batch_size": [0, 2.5],
+    }
 
     @pytest.fixture
     def defense_case(self, poisoned_runs):
@@ -25,6 +33,7 @@ def small_case():
 class TestAttack(AttackContract):
     component = "mllm-backdoor-poisoning"
     params = {"trigger": "patch", "poison_rate": 0.2}
+    bad_params = {"poison_rate": [-0.1, 1.5], "budget": [-1, 2.5]}
 
     @pytest.fixture
     def attack_case(self, small_case):

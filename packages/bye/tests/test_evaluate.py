@@ -45,6 +45,9 @@ def test_a_subset_of_the_training_rows_is_accepted_and_an_unknown_model_is_trust
     poisoned_runs,
 ):
     run = poisoned_runs[0]
-    BYE(run.model, run.victim.processor).check(run.dataset[40:100])
-    unknown = run.victim.base_model  # no record of its rows: cannot be checked
-    BYE(unknown, run.victim.processor).check(run.dataset[:20])
+    subset = BYE(run.model, run.victim.processor).check(run.dataset[40:100])
+    planted = [i for i, p in enumerate(run.poisoned[40:100]) if p]
+    assert planted and subset.details["removed"] == planted  # indices relative to the subset
+    unknown = run.victim.base_model  # no record of its rows: cannot be checked, so not refused
+    verdict = BYE(unknown, run.victim.processor).check(run.dataset[:20])
+    assert verdict.details["entropy"].shape == (20, 1) and len(verdict.payload) == 20

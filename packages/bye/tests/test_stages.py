@@ -255,8 +255,10 @@ def test_bad_parameters():
         BYE(direction="high")
     with pytest.raises(ValueError, match="separation"):
         profile_layers(np.ones((4, 2)), separation=0)
-    with pytest.raises(ValueError, match="samples >= 2"):
+    with pytest.raises(ValueError, match="entropy must be 2-dimensional"):
         profile_layers(np.ones(4))
+    with pytest.raises(ValueError, match="entropy is empty or too small: needs at least 2 rows"):
+        profile_layers(np.ones((1, 3)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert profile_layers(_columns()[:, :1]).sensitive == [0]

@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 from sklearn.mixture import GaussianMixture
 
+from paperplug.checks import check_choice
 from paperplug_bye.profiling import Variant, check_entropy
 
 
@@ -70,8 +71,7 @@ def cluster_suspicious(
     `direction="minority"` flags the smaller component instead (an opt-in for triggers that
     raise the entropy rather than collapse it; not in the paper).
     """
-    if direction not in ("low", "minority"):
-        raise ValueError(f"direction must be 'low' or 'minority', got {direction!r}")
+    check_choice(direction, "direction", ("low", "minority"))
     scores = suspicion_scores(entropy, layers, variant=variant, standardize=standardize)
     gmm = GaussianMixture(n_components=2, random_state=seed).fit(scores.reshape(-1, 1))
     labels = gmm.predict(scores.reshape(-1, 1))

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from paperplug import Verdict
+from paperplug.checks import check_choice, check_context, check_scalar
 from paperplug_bye.attention import AttentionExtractor, ImageTokenMask
 from paperplug_bye.clustering import Clustering, cluster_suspicious
 from paperplug_bye.entropy import entropy_matrix
@@ -117,16 +118,14 @@ class BYE:
         image_token_mask: ImageTokenMask | None = None,
         batch_size: int = 16,
     ) -> None:
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        if test not in ("paper", "ashman"):
-            raise ValueError(f"test must be 'paper' or 'ashman', got {test!r}")
-        if direction not in ("low", "minority"):
-            raise ValueError(f"direction must be 'low' or 'minority', got {direction!r}")
-        if not min_gap >= 0:
-            raise ValueError(f"min_gap must be a non-negative entropy gap (nats), got {min_gap}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        check_choice(variant, "variant", VARIANTS)
+        check_choice(test, "test", ("paper", "ashman"))
+        check_choice(direction, "direction", ("low", "minority"))
+        check_scalar(separation, "separation", low=0, inclusive="neither")
+        check_scalar(min_weight, "min_weight", low=0, high=1)
+        check_scalar(min_gap, "min_gap", low=0)
+        check_scalar(seed, "seed", "int")
+        check_scalar(batch_size, "batch_size", "int", low=1)
         self.model, self.processor, self.variant = model, processor, variant
         self.separation, self.min_weight, self.min_gap = separation, min_weight, min_gap
         self.direction, self.test, self.standardize = direction, test, standardize
@@ -140,7 +139,7 @@ class BYE:
 
     def resolve(self, context: Mapping[str, Any] | None = None) -> tuple[Any, Any]:
         """The fine-tuned model and processor this check reads (see the class docstring)."""
-        context = context or {}
+        context = check_context(context)
         meta = getattr(context.get("attack_result"), "meta", None) or {}
         model = _first(context.get("model"), meta.get("finetuned_model"), self.model)
         processor = _first(
@@ -189,11 +188,12 @@ class BYE:
 
     def check(self, payload: Sequence[Any], context: Mapping[str, Any] | None = None) -> Verdict:
         """The kept rows as payload; details: removed indices, layers, scores, every rule."""
-        rows = check_rows(payload)
-        given = (context or {}).get("entropy")
+        rows = check_rows(payload, "payload")
+        context = check_context(context)
+        given = context.get("entropy")
         min_gap = self.min_gap
         if given is not None:
-            E = check_entropy(given)
+            E = check_entropy(given, "context['entropy']")
         else:
             maps = self._attention(rows, context)
             E = entropy_matrix(maps, relative=self.relative)

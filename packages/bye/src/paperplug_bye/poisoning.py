@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from paperplug import AttackResult
+from paperplug.checks import check_scalar
 from paperplug_bye.finetuning import Victim, answers_correct
 from paperplug_bye.prompting import check_rows
 
@@ -116,8 +117,7 @@ def poison_dataset(
     """A poisoned copy: round(rate * N) rows (never already answering the target) get the trigger
     and the target answer. Returns the new rows and the sorted poisoned indices."""
     rows = check_rows(dataset)
-    if not 0 <= poison_rate <= 1:
-        raise ValueError(f"poison_rate must lie in [0, 1], got {poison_rate}")
+    check_scalar(poison_rate, "poison_rate", low=0.0, high=1.0)
     eligible = [i for i, r in enumerate(rows) if r["answer"] != target_answer]
     count = min(round(poison_rate * len(rows)), len(eligible))
     if max_poisoned is not None:
@@ -148,8 +148,7 @@ class BackdoorPoisoning:
         seed: int = 0,
         **trigger_params: Any,
     ) -> None:
-        if not 0 <= poison_rate <= 1:
-            raise ValueError(f"poison_rate must lie in [0, 1], got {poison_rate}")
+        check_scalar(poison_rate, "poison_rate", low=0.0, high=1.0)
         self.trigger = make_trigger(trigger, **trigger_params)
         self.poison_rate, self.target_answer, self.seed = poison_rate, target_answer, seed
 
@@ -190,6 +189,8 @@ class BackdoorPoisoning:
             raise TypeError(
                 f"target must be a Victim (base model, processor, test set) or None, got {type(target).__name__}"
             )
+        check_rows(inputs, "inputs")
+        check_scalar(budget, "budget", "int", low=0, allow_none=True)
         poisoned, idx = self.poison(inputs, budget)
         meta: dict[str, Any] = {
             "poisoned": idx,

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from sklearn.mixture import GaussianMixture  # imported here: its first import draws from `random`
+
+from paperplug.checks import check_array, check_choice, check_scalar
 
 Variant = Literal["collapse", "paper", "robust"]
 SeparationTest = Literal["paper", "ashman"]
@@ -127,14 +129,10 @@ def profile_layers(
     `min_gap` is in the matrix's units (nats; divide by log N for relative entropies).
     """
     E = check_entropy(entropy)
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    if test not in ("paper", "ashman"):
-        raise ValueError(f"test must be 'paper' or 'ashman', got {test!r}")
-    if not separation > 0:
-        raise ValueError(f"separation must be positive, got {separation}")
-    if not min_gap >= 0:
-        raise ValueError(f"min_gap must be a non-negative entropy gap, got {min_gap}")
+    check_choice(variant, "variant", VARIANTS)
+    check_choice(test, "test", ("paper", "ashman"))
+    check_scalar(separation, "separation", low=0, inclusive="neither")
+    check_scalar(min_gap, "min_gap", low=0)
     fits = [
         fit_layer(E[:, layer], separation=separation, seed=seed, min_weight=min_weight, test=test)
         for layer in range(E.shape[1])
@@ -152,13 +150,9 @@ def profile_layers(
     return LayerProfile(sensitive, np.array([f.kl for f in fits]), fits, variant, scored)
 
 
-def check_entropy(entropy: np.ndarray) -> np.ndarray:
-    """A finite (samples >= 2, layers >= 1) float matrix, or a clear error."""
-    E = np.asarray(entropy, dtype=float)
-    if E.ndim != 2 or E.shape[0] < 2 or E.shape[1] < 1:
-        raise ValueError(
-            f"entropy must be a (samples >= 2, layers >= 1) matrix, got shape {E.shape}"
-        )
-    if not np.isfinite(E).all():
-        raise ValueError("entropy holds NaN or infinite values")
+def check_entropy(entropy: Any, name: str = "entropy") -> np.ndarray:
+    """A finite (samples >= 2, layers >= 1) float matrix, or an error naming `name`."""
+    E = check_array(entropy, name, ndim=2, min_samples=2)
+    if E.shape[1] < 1:
+        raise ValueError(f"{name} must hold at least one layer (column), got shape {E.shape}")
     return E
