@@ -1,5 +1,7 @@
 """The Explainer contract from paperplug.testing, on planted representations."""
 
+from typing import ClassVar
+
 import pytest
 from paperplug_rdx.embedded import planted_mixture
 
@@ -8,6 +10,24 @@ from paperplug.testing import ExplainerContract
 
 class TestContract(ExplainerContract):
     component = "rdx"
+    bad_params: ClassVar[dict] = {
+        "distance": ["cosine"],
+        "diff": ["relative"],
+        "gamma": [0.0, -0.1, "0.1"],
+        "beta": [0, -5.0],
+        "n_clusters": [0, 2.5],
+        "grid_size": [1, 9.0],
+        "seeding": ["kmeans"],
+        "min_difference": [-0.05],
+        "align": ["yes"],
+        "knn": [0, 5000, 30.5],  # 5000 neighbours of 120 items
+        "seed": [-1, 0.5],
+        "labels": [[0, 1, 2]],  # 3 labels for 120 items
+    }
+    accepts: ClassVar[dict] = {
+        "inputs[0]:width": "the two models' representations may differ in width: RDX compares "
+        "neighbourhood ranks within each, never coordinates across them",
+    }
 
     @pytest.fixture
     def explain_case(self):

@@ -37,3 +37,16 @@ def test_the_relabelled_model_merges_3_and_5_in_the_digits_story(digits):
     grids = explanation.values["1_over_0"]
     assert grids and np.mean([shows_merge(g, digits.labels) for g in grids]) >= 0.5
     assert not any(shows_merge(g, digits.labels) for g in explanation.values["0_over_1"])
+
+
+def test_inputs_the_model_cannot_take_are_named():
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    x = np.zeros((6, 5), dtype=np.float32)  # five features for a model of four
+    with pytest.raises(ValueError, match="inputs does not fit the model"):
+        RDX().explain((model, model), x, layer="1")
+    with pytest.raises(ValueError, match="inputs holds NaN"):
+        RDX().explain((model, model), np.full((6, 4), np.nan), layer="1")
+    with pytest.raises(TypeError, match="model must be a pair"):
+        RDX().explain(model, x[:, :4], layer="1")

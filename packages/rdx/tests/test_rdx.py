@@ -79,13 +79,18 @@ def test_bsr_and_cka_by_hand():
 
 def test_bad_inputs():
     R = np.zeros((10, 3))
-    with pytest.raises(ValueError, match="R1 has 9 items"):
+    with pytest.raises(ValueError, match=r"inputs\[0\] and inputs\[1\] .* same number of rows"):
         RDX().explain(None, (R, R[:9]))
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match=r"inputs\[1\] holds NaN"):
         RDX().explain(None, (R, np.full((10, 3), np.nan)))
-    with pytest.raises(TypeError, match="pair"):
+    with pytest.raises(TypeError, match="inputs must be the pair"):
         RDX().explain(None, R)
     with pytest.raises(ValueError, match="distance must be one of"):
-        RDX(distance="cosine").explain(
-            None, (R + np.arange(10)[:, None], R + np.arange(10)[:, None] ** 2)
-        )
+        RDX(distance="cosine")
+
+
+def test_knn_beyond_the_items_is_named():
+    """issue 33: RDX(knn=5000) on 300 items ran (k silently cut to n - 1)."""
+    R0, R1, _ = planted_mixture(300, seed=0)
+    with pytest.raises(ValueError, match=r"knn must lie in \[1, 299\], got 5000"):
+        RDX(knn=5000).explain(None, (R0, R1))

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from paperplug import seeded_torch
+from paperplug.checks import check_consistent_length
 from paperplug.extras import requires_extra
 
 
@@ -64,8 +65,7 @@ def label_guidance(D: np.ndarray, labels: np.ndarray, factor: float = 5.0) -> np
     """Distances with every cross-label pair set to factor·max (labels from a classifier or
     the ground truth): the explanation then looks only within classes."""
     labels = np.asarray(labels)
-    if len(labels) != len(D):
-        raise ValueError(f"labels has {len(labels)} entries for {len(D)} items")
+    check_consistent_length(labels=labels, D=D)
     out = D.copy()
     out[labels[:, None] != labels[None, :]] = factor * D.max()
     return out

@@ -9,21 +9,6 @@ from scipy.spatial.distance import cdist
 METHODS = ("neighborhood", "max_normalized", "local_scaling")
 
 
-def check_representation(R: object, name: str, n: int | None = None) -> np.ndarray:
-    if hasattr(R, "detach"):
-        R = R.detach().cpu().numpy()
-    arr = np.asarray(R, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] < 3:
-        raise ValueError(
-            f"{name} must be a (n_items, dim) array with at least 3 items, got shape {arr.shape}"
-        )
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} holds NaN or infinite values")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} items; the other representation has {n}")
-    return arr
-
-
 def neighborhood_ranks(R: np.ndarray) -> np.ndarray:
     """D(i, j) = rank of j among i's Euclidean neighbours (0 for i itself): invariant to any
     rotation, scaling or other monotone change of distances. Ties keep index order."""

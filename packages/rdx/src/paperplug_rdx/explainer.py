@@ -12,10 +12,17 @@ from typing import Any
 import numpy as np
 
 from paperplug import Explanation
+from paperplug.checks import (
+    check_array,
+    check_choice,
+    check_consistent_length,
+    check_scalar,
+    check_type,
+)
 from paperplug_rdx.alignment import align_linear, label_guidance
-from paperplug_rdx.clustering import seeded_neighbourhoods, spectral_clusters
-from paperplug_rdx.difference_graph import affinities, difference
-from paperplug_rdx.distances import check_representation, distances
+from paperplug_rdx.clustering import SEEDINGS, seeded_neighbourhoods, spectral_clusters
+from paperplug_rdx.difference_graph import DIFFERENCES, affinities, difference
+from paperplug_rdx.distances import METHODS, distances
 from paperplug_rdx.grids import neighbourhood_grid
 from paperplug_rdx.knn import ranks_of_pairs, sparse_difference
 from paperplug_rdx.metrics import bsr, debiased_cka, mbsr
@@ -46,36 +53,61 @@ class RDX:
         knn: int | None = None,
         seed: int = 0,
     ) -> None:
-        self.distance, self.diff, self.gamma, self.beta = distance, diff, gamma, beta
-        self.n_clusters, self.grid_size, self.seeding = n_clusters, grid_size, seeding
-        self.min_difference, self.align, self.knn, self.seed = min_difference, align, knn, seed
+        self.distance = check_choice(distance, "distance", METHODS)
+        self.diff = check_choice(diff, "diff", DIFFERENCES)
+        self.gamma = check_scalar(gamma, "gamma", low=0, inclusive="neither", allow_none=True)
+        self.beta = check_scalar(beta, "beta", low=0, inclusive="neither")
+        self.n_clusters = check_scalar(n_clusters, "n_clusters", "int", low=1)
+        self.grid_size = check_scalar(grid_size, "grid_size", "int", low=2)
+        self.seeding = check_choice(seeding, "seeding", SEEDINGS)
+        self.min_difference = check_scalar(min_difference, "min_difference", low=0)
+        self.align = check_type(align, "align", bool)
+        self.knn = check_scalar(knn, "knn", "int", low=1, allow_none=True)
+        self.seed = check_scalar(seed, "seed", "int", low=0)
 
     def representations(self, model: Any, inputs: Any, layer: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(R0, R1), checked: given as `inputs` when `model` is None, else read from the two
+        models at `layer`. Their widths may differ (two models), their items may not."""
         if model is None:
-            if not isinstance(inputs, (tuple, list)) or len(inputs) != 2:
-                raise TypeError("explain(None, (R0, R1)): give the two representations as a pair")
-            return inputs[0], inputs[1]
-        if not isinstance(model, (tuple, list)) or len(model) != 2:
-            raise TypeError("model must be a pair (model_0, model_1), or None with inputs=(R0, R1)")
-        if layer is None:
-            raise ValueError(
-                "layer=... names the layer (torch modules) or hidden-state index (HF models)"
-            )
-        from paperplug_rdx.features import hf_hidden_states, layer_features
+            pair = check_type(inputs, "inputs", (tuple, list), what="the pair (R0, R1)")
+            if len(pair) != 2:
+                raise ValueError(
+                    f"inputs must be the pair (R0, R1) when model is None, got {len(pair)} items"
+                )
+            raw, names = pair, ("inputs[0]", "inputs[1]")
+        else:
+            models = check_type(model, "model", (tuple, list), what="a pair (model_0, model_1)")
+            if len(models) != 2:
+                raise ValueError(f"model must be a pair (model_0, model_1), got {len(models)}")
+            if layer is None:
+                raise ValueError(
+                    "layer=... names the layer (torch modules) or hidden-state index (HF models)"
+                )
+            from paperplug_rdx.features import hf_hidden_states, layer_features
 
-        extract = layer_features if isinstance(layer, str) else hf_hidden_states
-        return extract(model[0], inputs, layer), extract(model[1], inputs, layer)
+            extract = layer_features if isinstance(layer, str) else hf_hidden_states
+            raw = [extract(m, inputs, layer) for m in models]
+            names = (f"model[0]'s layer {layer!r}", f"model[1]'s layer {layer!r}")
+        R0, R1 = (
+            check_array(r, name, ndim=2, min_samples=3, copy=True)
+            for r, name in zip(raw, names, strict=True)
+        )
+        check_consistent_length(**{names[0]: R0, names[1]: R1})
+        return R0, R1
 
     def explain(
         self, model: Any, inputs: Any, *, target: Any = None, layer: Any = None, labels: Any = None
     ) -> Explanation:
         """Grids per direction; `labels` (optional) guide the distances (cross-label pairs far)."""
-        if self.n_clusters < 1 or self.grid_size < 2 or self.beta <= 0:
-            raise ValueError("need n_clusters >= 1, grid_size >= 2 and beta > 0")
-        raw0, raw1 = self.representations(model, inputs, layer)
-        R0 = check_representation(raw0, "R0")
-        R1 = check_representation(raw1, "R1", n=len(R0))
+        R0, R1 = self.representations(model, inputs, layer)
         n = len(R0)
+        if self.knn is not None:
+            check_scalar(self.knn, "knn", "int", low=1, high=n - 1)
+        if labels is not None:
+            labels = np.asarray(labels)
+            if labels.ndim != 1:
+                raise ValueError(f"labels must be 1-D (one per item), got shape {labels.shape}")
+            check_consistent_length(inputs=R0, labels=labels)
         gamma = self.gamma if self.gamma is not None else 80.0 / n
         if self.align:  # each direction on the representation mapped onto the other
             R0_for_10, R1_for_01 = (

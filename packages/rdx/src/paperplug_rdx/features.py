@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from paperplug.checks import argument_errors, check_data, check_type
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-rdx", "torch", "features from torch models"):
@@ -17,14 +18,14 @@ def layer_features(
     model: torch.nn.Module, inputs: Any, layer: str, *, batch_size: int = 256
 ) -> np.ndarray:
     """(n, dim): the flattened output of `model.get_submodule(layer)` for each input row."""
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch module, got {type(model).__name__}")
+    check_type(model, "model", torch.nn.Module, what="a torch module")
+    check_type(layer, "layer", str, what="a module name (str)")
     try:
         module = model.get_submodule(layer)
     except AttributeError as exc:
         names = [n for n, _ in model.named_modules() if n][:20]
         raise ValueError(f"model has no layer {layer!r}; layers include {names}") from exc
-    x = torch.as_tensor(np.asarray(inputs) if not torch.is_tensor(inputs) else inputs)
+    x = torch.as_tensor(check_data(inputs, "inputs", dtype="numeric"))
     dtype = next(model.parameters()).dtype
     captured: list[torch.Tensor] = []
     hook = module.register_forward_hook(
@@ -33,7 +34,7 @@ def layer_features(
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), argument_errors("inputs", "rows the model takes"):
             for start in range(0, len(x), batch_size):
                 model(x[start : start + batch_size].to(dtype if x.is_floating_point() else x.dtype))
     finally:
