@@ -9,6 +9,14 @@ from paperplug.testing import AttackContract
 class TestContract(AttackContract):
     component = "ama"
     params = {"trials": 5, "per_round": 2, "rounds": 2, "seed": 0}
+    bad_params = {
+        "budget": [0, -3, 2.5],
+        "mode": ["both"],
+        "rounds": [0],
+        "lam": [-0.1, 1.5],
+        "target_rate": [1.5],
+        "seed": [0.5],
+    }
 
     @pytest.fixture
     def attack_case(self):

@@ -8,6 +8,7 @@ from paperplug.testing import SolverContract
 
 class TestContract(SolverContract):
     component = "matroid"
+    bad_params = {"mode": ["fractional"], "seed": [-1, 1.5]}
 
     @pytest.fixture
     def solve_case(self):

@@ -10,6 +10,7 @@ from paperplug.testing import SolverContract
 class TestContract(SolverContract):
     component = "semicentroid"
     params = {"mcc": "exact"}
+    bad_params = {"mcc": ["ball"], "audit": ["full"], "audit_time_limit": [-1.0], "seed": [0.5]}
 
     @pytest.fixture
     def solve_case(self):

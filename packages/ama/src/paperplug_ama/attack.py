@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from paperplug import AttackResult
+from paperplug.checks import check_choice, check_scalar
 from paperplug_ama.estimation import task_pool
 from paperplug_ama.evaluation import benign_accuracy, held_out_choices, selects_attack
 from paperplug_ama.metadata import as_tool
@@ -61,8 +62,14 @@ class AMAttack:
         seed: int = 0,
         progress: Any = None,
     ) -> None:
-        if mode not in ("targeted", "untargeted"):
-            raise ValueError(f"mode must be 'targeted' or 'untargeted', got {mode!r}")
+        check_choice(mode, "mode", ("targeted", "untargeted"))
+        for name, value in (("rounds", rounds), ("per_round", per_round), ("trials", trials),
+                            ("history_size", history_size), ("race_top", race_top)):  # fmt: skip
+            check_scalar(value, name, "int", low=1)
+        check_scalar(n_competitors, "n_competitors", "int", low=0)
+        check_scalar(lam, "lam", low=0.0, high=1.0)
+        check_scalar(target_rate, "target_rate", low=0.0, high=1.0, allow_none=True)
+        check_scalar(seed, "seed", "int")
         self.proposer, self.mode = proposer, mode
         self.rounds, self.per_round, self.history_size = rounds, per_round, history_size
         self.lam, self.trials, self.n_competitors = lam, trials, n_competitors
@@ -102,6 +109,7 @@ class AMAttack:
 
     def run(self, target: Any, inputs: Any = None, *, budget: int | None = None) -> AttackResult:
         """Optimise on the optimisation queries; success per held-out query (never the optimised ones)."""
+        check_scalar(budget, "budget", "int", low=1, allow_none=True)
         victim, proposer = self._victim(target), self._proposer()
         scenarios = as_scenarios(inputs)
         groups = self._groups(scenarios)

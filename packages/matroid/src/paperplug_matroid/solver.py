@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from paperplug import Solution
+from paperplug.checks import check_choice, check_scalar
 from paperplug_matroid.characterisation import as_groups, fair_point
 from paperplug_matroid.integral import integral_allocation
 from paperplug_matroid.lottery import fair_lottery
@@ -42,8 +43,8 @@ class OpportunityFairAllocation:
         self.mode = mode
 
     def solve(self, problem: Any, *, seed: int | None = None, **kw: Any) -> Solution:
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        check_choice(self.mode, "mode", MODES)
+        check_scalar(seed, "seed", "int", low=0, allow_none=True)
         if kw:
             raise TypeError(f"unknown arguments {sorted(kw)}")
         source, labels = _problem_parts(problem)

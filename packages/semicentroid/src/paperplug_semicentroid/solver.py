@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from paperplug import Solution
+from paperplug.checks import check_choice, check_scalar, check_type
 from paperplug_semicentroid.algorithm import MCC_FACTOR, semi_centroid_core
 from paperplug_semicentroid.audit import audit_core, audit_fjr
 from paperplug_semicentroid.instance import (
@@ -56,26 +57,22 @@ class SemiCentroidFair(ClusterMixin, BaseEstimator):
         self.audit_time_limit = audit_time_limit
 
     def _check_params(self) -> None:
-        if self.mcc not in MCC_FACTOR:
-            raise ValueError(f"mcc must be one of {sorted(MCC_FACTOR)}, got {self.mcc!r}")
-        if self.audit not in ("exact", "lower", None):
-            raise ValueError(f"audit must be 'exact', 'lower' or None, got {self.audit!r}")
-        limit = self.audit_time_limit
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int | float) or not limit >= 0
-        ):
-            raise ValueError(f"audit_time_limit must be seconds ≥ 0 or None, got {limit!r}")
+        check_choice(self.mcc, "mcc", sorted(MCC_FACTOR))
+        check_choice(self.audit, "audit", ("exact", "lower", None))
+        check_scalar(self.audit_time_limit, "audit_time_limit", low=0, allow_none=True)
 
     def solve(self, problem: SemiCentroidInstance, *, seed: int | None = None) -> Solution:
         """Cluster the instance; objective holds the core/FJR ratios, certificate the audits.
 
         The algorithm is deterministic: `seed` is accepted for the Solver protocol only."""
         self._check_params()
-        if not isinstance(problem, SemiCentroidInstance):
-            raise TypeError(
-                "solve expects a SemiCentroidInstance (build one with "
-                f"SemiCentroidInstance.from_points/from_distances), got {type(problem).__name__}"
-            )
+        check_type(
+            problem,
+            "problem",
+            SemiCentroidInstance,
+            what="a SemiCentroidInstance (SemiCentroidInstance.from_points/from_distances)",
+        )
+        check_scalar(seed, "seed", "int", allow_none=True)
         clustering = semi_centroid_core(problem, self.mcc, self.switching)
         L = losses(problem, clustering)
         objective = {"max_loss": float(L.max()), "mean_loss": float(L.mean())}
