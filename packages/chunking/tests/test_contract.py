@@ -1,9 +1,14 @@
 """The Explainer contract from paperplug.testing, for each method, on planted activations."""
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
 from paperplug.testing import ExplainerContract
+
+#: with model=None the inputs are activations: any number of neurons is valid (no model to fit)
+ANY_WIDTH = {"inputs:width": "activations (tokens, neurons) of any width are valid: model=None"}
 
 
 def planted_activations():
@@ -16,7 +21,14 @@ def planted_activations():
 
 class TestContractPA(ExplainerContract):
     component = "chunking"
-    params = {"method": "pa"}
+    params: ClassVar[dict] = {"method": "pa"}
+    bad_params: ClassVar[dict] = {
+        "method": ["sae"],
+        "n_train": [0, 2.5, 100],  # 100 occurrences of 20
+        "offset": [3, 0.5],
+        "taus": [[], [1.0, -1.0], 3.0],
+    }
+    accepts: ClassVar[dict] = ANY_WIDTH
 
     @pytest.fixture
     def explain_case(self):
@@ -26,7 +38,14 @@ class TestContractPA(ExplainerContract):
 
 class TestContractUCD(ExplainerContract):
     component = "chunking"
-    params = {"method": "ucd", "n_chunks": 4, "epochs": 3}
+    params: ClassVar[dict] = {"method": "ucd", "n_chunks": 4, "epochs": 3}
+    bad_params: ClassVar[dict] = {
+        "n_chunks": [0, 2.5, 1000],  # 1000 chunks of 300 activations
+        "epochs": [0],
+        "lr": [0.0, "fast"],
+        "batch_size": [0],
+    }
+    accepts: ClassVar[dict] = ANY_WIDTH
 
     @pytest.fixture
     def explain_case(self):
@@ -35,7 +54,16 @@ class TestContractUCD(ExplainerContract):
 
 class TestContractDSC(ExplainerContract):
     component = "chunking"
-    params = {"method": "dsc", "n_bins": 3}
+    params: ClassVar[dict] = {"method": "dsc", "n_bins": 3}
+    bad_params: ClassVar[dict] = {
+        "n_bins": [0, 2.5],
+        "n_iter": [-1],
+        "top_k": [0],
+        "min_freq": [0],
+        "max_neurons": [0, 4],  # 4 < the 6 neurons
+        "target": [[0, 1]],  # two symbols for 300 tokens
+    }
+    accepts: ClassVar[dict] = ANY_WIDTH
 
     @pytest.fixture
     def explain_case(self):

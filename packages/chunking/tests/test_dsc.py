@@ -96,13 +96,13 @@ def test_grafting_a_symbol_state_gives_its_successor(rnns):
 def test_bad_inputs():
     with pytest.raises(ValueError, match="max_neurons"):
         DiscreteSequenceChunker(max_neurons=4).fit(np.zeros((10, 5)))
-    with pytest.raises(ValueError, match="activations"):
+    with pytest.raises(ValueError, match="H holds NaN"):
         DiscreteSequenceChunker().fit(np.full((10, 3), np.nan))
     with pytest.raises(ValueError, match="states"):
         merge_chunks([])
     with pytest.raises(TypeError, match="n_iter"):
         merge_chunks([0, 1], n_iter=1.5)
-    with pytest.raises(ValueError, match="differ in length"):
+    with pytest.raises(ValueError, match="states and symbols must have the same number"):
         lookup_table([0, 1], ["A"])
     with pytest.raises(ValueError, match="decode needs symbols"):
         DiscreteSequenceChunker().fit(np.eye(3)).decode(np.eye(3))

@@ -44,6 +44,12 @@ def test_bad_inputs():
         ChunkExplainer("sae")
     with pytest.raises(ValueError, match="target"):
         ChunkExplainer("pa").explain(None, np.zeros((10, 3)))
+    with pytest.raises(ValueError, match=r"target must be token positions in \[0, 10\)"):
+        ChunkExplainer("pa").explain(None, np.zeros((10, 3)), target=[2, 12])
+    with pytest.raises(ValueError, match="inputs and target must have the same number of rows"):
+        ChunkExplainer("dsc").explain(None, np.zeros((10, 3)), target=["a"] * 9)
+    with pytest.raises(ValueError, match="inputs does not fit the model"):  # 4 neurons for 3
+        ChunkExplainer("ucd", layer="").explain(torch.nn.Linear(3, 3), torch.zeros(4, 4))
     with pytest.raises(TypeError, match="layer"):
         ChunkExplainer("ucd").explain(torch.nn.Linear(3, 3), torch.zeros(4, 3))
     with pytest.raises(ValueError, match="not a module"):

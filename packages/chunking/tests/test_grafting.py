@@ -38,3 +38,20 @@ def test_bad_inputs():
         pass
     with pytest.raises(ValueError, match="not a module"), graft(Seq(), "outer", [1.0]):
         pass
+
+
+def test_a_graft_that_does_not_fit_the_layer_is_named():
+    """issue 33: a graft of the wrong width failed inside torch ("The expanded size...")."""
+    model, x = Seq(), torch.arange(24.0).reshape(1, 6, 4)
+    too_many = graft(model, "inner", [1.0, 2.0, 3.0], mask=[True, False, True, False])
+    with pytest.raises(ValueError, match="values has 3 entries for the 2 neurons"), too_many:
+        model(x)
+    short_mask = graft(model, "inner", [1.0, 2.0], mask=[True, False, True])
+    with (
+        pytest.raises(ValueError, match="mask has 3 entries, layer 'inner' has 4 neurons"),
+        short_mask,
+    ):
+        model(x)
+    with pytest.raises(ValueError, match="values holds NaN"):
+        graft(model, "inner", [np.nan, 1.0]).__enter__()
+    assert torch.equal(model(x), x)  # every hook removed

@@ -108,8 +108,10 @@ def test_bad_inputs():
         PopulationAveraging(offset=3).fit(H, [1, 2, 3, 4, 5])
     with pytest.raises(ValueError, match="tau"):
         pa_template(H, [1, 2], tau=0)
-    with pytest.raises(ValueError, match="activations"):
+    with pytest.raises(ValueError, match="H must be 2-dimensional"):
         pa_template(np.zeros(5), [1], tau=1)
+    with pytest.raises(ValueError, match=r"taus\[1\] must be > 0"):
+        PopulationAveraging(taus=[1.0, -1.0]).fit(H, [1, 2, 3, 4, 5])
 
 
 def test_pa_layers_finds_the_informative_layer():

@@ -11,14 +11,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from paperplug.checks import argument_errors, check_array, check_type
 from paperplug.extras import requires_extra
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json")
 
 
 def _module(model: torch.nn.Module, layer: str) -> torch.nn.Module:
-    if not isinstance(layer, str):
-        raise TypeError(f"layer must be a module name (str), got {type(layer).__name__}")
+    check_type(model, "model", torch.nn.Module, what="a torch.nn.Module")
+    check_type(layer, "layer", str, what="a module name (str)")
     modules = dict(model.named_modules())
     if layer not in modules:
         raise ValueError(f"layer {layer!r} is not a module of the model; e.g. {list(modules)[1:6]}")
@@ -41,8 +42,7 @@ def capture_activations(
     each named layer's output flattened to (tokens, neurons); the batch axis, if any, comes
     first, so row b * T + t is token t of sequence b. A module called once per step (a
     recurrent cell, output batch × neurons) has its calls stacked as the token axis."""
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    check_type(model, "model", torch.nn.Module, what="a torch.nn.Module")
     names = [layers] if isinstance(layers, str) else list(layers)
     if not names:
         raise ValueError("layers is empty")
@@ -56,7 +56,7 @@ def capture_activations(
 
         handles.append(module.register_forward_hook(hook))
     try:
-        with torch.no_grad():
+        with torch.no_grad(), argument_errors("inputs", "what the model takes"):
             model(**inputs) if isinstance(inputs, dict) else model(inputs)
     finally:
         for handle in handles:
@@ -105,13 +105,8 @@ def hf_hidden_states(
             raise ValueError("a text input needs a tokenizer; pass token ids or tokenizer=")
         ids = tokenizer(inputs, return_tensors="pt")["input_ids"]
     else:
-        ids = torch.as_tensor(np.asarray(inputs), dtype=torch.long)
-        if ids.ndim != 1 or ids.numel() == 0:
-            raise ValueError(
-                f"inputs must be a text or a 1-D sequence of ids, shape {tuple(ids.shape)}"
-            )
-        ids = ids[None]
-    with torch.no_grad():
+        ids = torch.as_tensor(check_array(inputs, "inputs", dtype="int", ndim=1))[None]
+    with torch.no_grad(), argument_errors("inputs", "token ids of the model's vocabulary"):
         out = model(input_ids=ids, output_hidden_states=True)
     states = np.stack([h[0].float().cpu().numpy() for h in out.hidden_states])
     tokens = tokenizer.convert_ids_to_tokens(ids[0]) if tokenizer is not None else None

@@ -14,15 +14,15 @@ from typing import Any
 import numpy as np
 from sklearn.cluster import KMeans
 
-from paperplug_chunking import _checks
+from paperplug.checks import check_array, check_consistent_length, check_scalar, check_sequence
 
 
 def neuron_bins(H: Any, n_bins: int = 5, seed: int = 0) -> tuple[np.ndarray, list[np.ndarray]]:
     """Per-neuron 1-D k-means with `n_bins` levels (fewer when a neuron takes fewer distinct
     values). Returns the bin ids (tokens, neurons), bins ordered by their centre, and each
     neuron's sorted centres."""
-    H = _checks.activations(H)
-    n_bins = _checks.positive_int(n_bins, "n_bins")
+    H = check_array(H, "H", ndim=2)
+    n_bins = check_scalar(n_bins, "n_bins", "int", low=1)
     ids = np.empty(H.shape, dtype=np.int64)
     centres = []
     for j in range(H.shape[1]):
@@ -39,7 +39,7 @@ def neuron_bins(H: Any, n_bins: int = 5, seed: int = 0) -> tuple[np.ndarray, lis
 
 def assign_bins(H: Any, centres: Sequence[np.ndarray]) -> np.ndarray:
     """Bin ids of new activations: each neuron's nearest centre."""
-    H = _checks.activations(H)
+    H = check_array(H, "H", ndim=2)
     if H.shape[1] != len(centres):
         raise ValueError(f"activations have {H.shape[1]} neurons, the bins {len(centres)}")
     return np.stack([np.abs(H[:, j, None] - c[None]).argmin(1) for j, c in enumerate(centres)], 1)
@@ -74,12 +74,10 @@ def merge_chunks(
     and merges them in one left-to-right pass; a pair whose left chunk was just consumed by
     the previous merge is skipped, so merges never overlap (paper: top-5 pairs, frequency
     >= 10, 6 iterations)."""
-    states = np.asarray(states)
-    if states.ndim != 1 or states.size == 0:
-        raise ValueError("states must be a non-empty 1-D sequence of state ids")
-    n_iter = _checks.positive_int(n_iter, "n_iter", 0)
-    top_k = _checks.positive_int(top_k, "top_k")
-    min_freq = _checks.positive_int(min_freq, "min_freq")
+    states = check_array(states, "states", dtype="int", ndim=1)
+    n_iter = check_scalar(n_iter, "n_iter", "int", low=0)
+    top_k = check_scalar(top_k, "top_k", "int", low=1)
+    min_freq = check_scalar(min_freq, "min_freq", "int", low=1)
     chunks = [(int(s),) for s in states]
     spans = [(t, t + 1) for t in range(len(states))]
     for _ in range(n_iter):
@@ -103,9 +101,9 @@ def merge_chunks(
 
 def lookup_table(states: Sequence[int], symbols: Sequence[Any]) -> dict[int, Any]:
     """State -> the input symbol seen most often with it (ties: the first seen)."""
-    states, symbols = np.asarray(states), list(symbols)
-    if len(states) != len(symbols):
-        raise ValueError(f"states ({len(states)}) and symbols ({len(symbols)}) differ in length")
+    states = check_array(states, "states", dtype="int", ndim=1)
+    symbols = check_sequence(symbols, "symbols")
+    check_consistent_length(states=states, symbols=symbols)
     table: dict[int, Counter] = {}
     for s, y in zip(states.tolist(), symbols, strict=True):
         table.setdefault(s, Counter())[y] += 1
@@ -131,7 +129,8 @@ class DiscreteSequenceChunker:
         self.max_neurons, self.seed = max_neurons, seed
 
     def fit(self, H: Any, symbols: Sequence[Any] | None = None) -> DiscreteSequenceChunker:
-        H = _checks.activations(H)
+        H = check_array(H, "H", ndim=2)
+        check_scalar(self.max_neurons, "max_neurons", "int", low=1)
         if H.shape[1] > self.max_neurons:
             raise ValueError(
                 f"activations have {H.shape[1]} neurons > max_neurons={self.max_neurons}: "
@@ -166,9 +165,7 @@ class DiscreteSequenceChunker:
 def covered_fraction(chunking: Chunking, starts: Sequence[int], length: int) -> float:
     """Fraction of planted occurrences [s, s + length) that lie inside one chunk occurrence
     of the parse (the chunk then contains the whole planted pattern)."""
-    starts = np.asarray(starts, dtype=np.int64)
-    if starts.ndim != 1 or starts.size == 0:
-        raise ValueError("starts must be a non-empty 1-D sequence of positions")
+    starts = check_array(starts, "starts", dtype="int", ndim=1)
     begin = np.array([a for a, _ in chunking.spans])
     end = np.array([b for _, b in chunking.spans])
     owner = np.searchsorted(begin, starts, side="right") - 1

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from paperplug import Explanation
-from paperplug_chunking import _checks
+from paperplug.checks import check_array, check_choice, check_consistent_length, check_sequence
 
 METHODS = ("dsc", "pa", "ucd")
 
@@ -30,18 +30,18 @@ class ChunkExplainer:
     model given by name, path or object (inputs: a text or token ids)."""
 
     def __init__(self, method: str = "pa", layer: str | int | None = None, **cfg: Any) -> None:
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        check_choice(method, "method", METHODS)
         self.method, self.layer, self.cfg = method, layer, cfg
 
     def activations(self, model: Any, inputs: Any) -> np.ndarray:
         """The (tokens, neurons) activations the method reads."""
         if model is None:
-            return _checks.activations(inputs, "inputs")
+            return check_array(inputs, "inputs", ndim=2, copy=True)
         if isinstance(self.layer, str):
             from paperplug_chunking.capture import capture_activations
 
-            return capture_activations(model, inputs, self.layer)[self.layer].astype(np.float64)
+            H = capture_activations(model, inputs, self.layer)[self.layer]
+            return check_array(H, f"layer {self.layer!r}'s activations")
         if isinstance(self.layer, int) and not isinstance(self.layer, bool):
             from paperplug_chunking.capture import hf_hidden_states
 
@@ -50,7 +50,7 @@ class ChunkExplainer:
                 raise ValueError(
                     f"layer {self.layer} outside the model's {len(states)} hidden states"
                 )
-            return states[self.layer].astype(np.float64)
+            return check_array(states[self.layer], f"layer {self.layer}'s hidden states")
         raise TypeError(
             "with a model, layer must be a module name (str) or a hidden-state index (int)"
         )
@@ -61,6 +61,9 @@ class ChunkExplainer:
         if self.method == "dsc":
             from paperplug_chunking.dsc import DiscreteSequenceChunker
 
+            if target is not None:  # the input symbols, one per token
+                target = check_sequence(target, "target", what="input symbols")
+                check_consistent_length(inputs=H, target=target)
             dsc = DiscreteSequenceChunker(**cfg).fit(H, target)
             chunks = [{"states": list(c), "count": n} for c, n in dsc.chunking_.dictionary.items()]
             meta = {"method": "dsc", "n_states": len(dsc.state_bins_), "chunks": chunks}
@@ -68,11 +71,11 @@ class ChunkExplainer:
                 meta["lookup"] = {str(s): y for s, y in sorted(dsc.lookup_.items())}
             return Explanation(values=dsc.states_, kind="concept", meta=meta)
         if self.method == "pa":
-            from paperplug_chunking.pa import PopulationAveraging
+            from paperplug_chunking.pa import PopulationAveraging, token_positions
 
             if target is None:
                 raise ValueError("method='pa' needs target= the concept's token positions")
-            pa = PopulationAveraging(**cfg).fit(H, target)
+            pa = PopulationAveraging(**cfg).fit(H, token_positions(target, len(H), "target"))
             t = pa.template_
             meta = {"method": "pa", "tau": t.tau, "threshold": t.threshold,
                     "neurons": np.flatnonzero(t.mask), "values": t.values,

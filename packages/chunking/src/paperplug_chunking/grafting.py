@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from paperplug.checks import check_array, check_tensor
 from paperplug_chunking.capture import _module
 
 
@@ -32,16 +33,16 @@ def graft(
     module = _module(model, layer)
     if freeze == (values is not None):
         raise ValueError("give values to set, or freeze=True (not both)")
-    vals = None if values is None else torch.as_tensor(np.asarray(values), dtype=torch.float32)
-    pos = None if positions is None else [int(p) for p in positions]
+    vals = None if values is None else check_tensor(values, "values", ndim=(0, 1), min_samples=0)
+    neurons = slice(None) if mask is None else check_tensor(mask, "mask", dtype="bool", ndim=1)
+    pos = None if positions is None else check_array(positions, "positions", dtype="int", ndim=1)
+    pos = None if pos is None else pos.tolist()
     state: dict[str, Any] = {"step": 0, "held": None}
 
     def hook(_m, _i, output):
         first = output[0] if isinstance(output, tuple) else output
+        _fits_layer(first.shape[-1], neurons, vals, layer)
         new = first.clone()
-        neurons = (
-            slice(None) if mask is None else torch.as_tensor(np.asarray(mask), dtype=torch.bool)
-        )
         if new.ndim == 2:  # a step of a recurrent cell
             step = state["step"]
             state["step"] += 1
@@ -71,6 +72,18 @@ def graft(
         yield
     finally:
         handle.remove()
+
+
+def _fits_layer(width: int, neurons: Any, vals: Any, layer: str) -> None:
+    """The mask and values against the layer's width, known once it runs: a ValueError naming
+    them, not torch's "expanded size" error from inside the hook."""
+    if isinstance(neurons, torch.Tensor) and len(neurons) != width:
+        raise ValueError(f"mask has {len(neurons)} entries, layer {layer!r} has {width} neurons")
+    chosen = width if not isinstance(neurons, torch.Tensor) else int(neurons.sum())
+    if vals is not None and vals.ndim == 1 and len(vals) != chosen:
+        raise ValueError(
+            f"values has {len(vals)} entries for the {chosen} neurons grafted in layer {layer!r}"
+        )
 
 
 def _logits(output: Any) -> torch.Tensor:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from paperplug_chunking import _checks
+from paperplug.checks import check_array, check_scalar, check_sequence
 
 #: the paper's τ sweep: 100, 30, 20, 10, 3, then 0.8^i for i < 35.
 TAUS: tuple[float, ...] = (100.0, 30.0, 20.0, 10.0, 3.0, *tuple(0.8**i for i in range(35)))
@@ -35,10 +35,20 @@ class Template:
         return int(self.mask.sum())
 
 
-def shifted(positions: Any, offset: int, n: int) -> np.ndarray:
+def token_positions(positions: Any, n: int, name: str = "positions") -> np.ndarray:
+    """Sorted unique integer token positions inside [0, n), checked (`name` in the message)."""
+    pos = check_array(positions, name, dtype="int", ndim=1)
+    if pos.min() < 0 or pos.max() >= n:
+        raise ValueError(
+            f"{name} must be token positions in [0, {n}), got [{pos.min()}, {pos.max()}]"
+        )
+    return np.unique(pos)
+
+
+def shifted(positions: Any, offset: int, n: int, name: str = "positions") -> np.ndarray:
     """Concept positions moved by `offset` steps (−2 … 2 in the paper), dropping any that fall
     outside the sequence."""
-    pos = _checks.positions(positions, n) + int(offset)
+    pos = token_positions(positions, n, name) + int(offset)
     pos = pos[(pos >= 0) & (pos < n)]
     if pos.size == 0:
         raise ValueError(f"no position stays inside the sequence after offset {offset}")
@@ -48,10 +58,9 @@ def shifted(positions: Any, offset: int, n: int) -> np.ndarray:
 def pa_template(H: Any, train_positions: Any, tau: float) -> Template:
     """The mean activity M over the training occurrences, the neurons with |h − M| < τ on every
     one of them, and the largest training MSE over that subpopulation as the threshold."""
-    H = _checks.activations(H)
-    pos = _checks.positions(train_positions, len(H), "train_positions")
-    if not tau > 0:
-        raise ValueError(f"tau must be > 0, got {tau}")
+    H = check_array(H, "H", ndim=2)
+    pos = token_positions(train_positions, len(H), "train_positions")
+    check_scalar(tau, "tau", low=0, inclusive="neither")
     X = H[pos]
     mean = X.mean(0)
     mask = (np.abs(X - mean) < tau).all(0)
@@ -63,7 +72,7 @@ def pa_template(H: Any, train_positions: Any, tau: float) -> Template:
 def pa_deviation(H: Any, template: Template) -> np.ndarray:
     """Each token's mean squared deviation from the template over the subpopulation
     (+inf everywhere when the subpopulation is empty: nothing can be detected)."""
-    H = _checks.activations(H)
+    H = check_array(H, "H", ndim=2)
     if H.shape[1] != template.mask.shape[0]:
         raise ValueError(
             f"activations have {H.shape[1]} neurons, the template {template.mask.shape[0]}"
@@ -101,13 +110,16 @@ class PopulationAveraging:
     def __init__(
         self, n_train: int = 5, offset: int = 0, taus: Sequence[float] = TAUS, seed: int = 0
     ) -> None:
-        self.n_train, self.offset, self.taus, self.seed = n_train, offset, tuple(taus), seed
+        self.n_train, self.offset, self.taus, self.seed = n_train, offset, taus, seed
 
     def fit(self, H: Any, positions: Any) -> PopulationAveraging:
-        H = _checks.activations(H)
-        _checks.positive_int(self.n_train, "n_train")
-        if not -2 <= int(self.offset) <= 2:
-            raise ValueError(f"offset must be in -2 … 2 (paper), got {self.offset}")
+        H = check_array(H, "H", ndim=2)
+        check_scalar(self.n_train, "n_train", "int", low=1)
+        check_scalar(self.offset, "offset", "int", low=-2, high=2)  # the paper's offsets
+        taus = [
+            check_scalar(t, f"taus[{i}]", low=0, inclusive="neither")
+            for i, t in enumerate(check_sequence(self.taus, "taus"))
+        ]
         pos = shifted(positions, self.offset, len(H))
         if pos.size < self.n_train:
             raise ValueError(f"{pos.size} occurrences < n_train={self.n_train}")
@@ -116,7 +128,7 @@ class PopulationAveraging:
         labels = np.zeros(len(H), dtype=bool)
         labels[pos] = True
         self.sweep_, best = [], None
-        for tau in self.taus:
+        for tau in taus:
             template = pa_template(H, self.train_positions_, tau)
             rates = detection_rates(pa_deviation(H, template) <= template.threshold, labels)
             self.sweep_.append({"tau": tau, "n_neurons": template.n_neurons, **rates})
@@ -137,7 +149,7 @@ class PopulationAveraging:
     def evaluate(self, H: Any, positions: Any) -> dict[str, float]:
         """TPR/FPR/balanced accuracy of the detector and the AUC of its score on (held-out)
         activations with the concept at `positions` (shifted by the same offset)."""
-        H = _checks.activations(H)
+        H = check_array(H, "H", ndim=2)
         labels = np.zeros(len(H), dtype=bool)
         labels[shifted(positions, self.offset, len(H))] = True
         rates = detection_rates(self.predict(H), labels)

@@ -12,12 +12,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from paperplug_chunking import _checks
+from paperplug.checks import check_array, check_scalar
 
 
 def cosine_objective(X: Any, prototypes: Any) -> float:
     """mean_x max_k cos(C_k, x): what UCD maximises (and spherical k-means too)."""
-    X = F.normalize(torch.as_tensor(_checks.activations(X, "X")), dim=1)
+    X = F.normalize(torch.as_tensor(check_array(X, "X", ndim=2)), dim=1)
     C = F.normalize(torch.as_tensor(np.asarray(prototypes, dtype=np.float64)), dim=1)
     return float((X @ C.T).max(1).values.mean())
 
@@ -46,12 +46,11 @@ class UnsupervisedChunkDiscovery:
         )
 
     def fit(self, X: Any) -> UnsupervisedChunkDiscovery:
-        X = _checks.activations(X, "X")
-        K = _checks.positive_int(self.n_chunks, "n_chunks")
-        _checks.positive_int(self.batch_size, "batch_size")
-        epochs = _checks.positive_int(self.epochs, "epochs")
-        if len(X) < K:
-            raise ValueError(f"n_chunks={K} > number of activations {len(X)}")
+        X = check_array(X, "X", ndim=2)
+        K = check_scalar(self.n_chunks, "n_chunks", "int", low=1, high=len(X))
+        check_scalar(self.batch_size, "batch_size", "int", low=1)
+        epochs = check_scalar(self.epochs, "epochs", "int", low=1)
+        check_scalar(self.lr, "lr", low=0, inclusive="neither")
         gen = torch.Generator().manual_seed(self.seed)
         data = F.normalize(torch.as_tensor(X, dtype=torch.float32), dim=1).to(self.device)
         protos = torch.randn(K, X.shape[1], generator=gen).to(self.device).requires_grad_(True)
@@ -86,7 +85,7 @@ class UnsupervisedChunkDiscovery:
         return self
 
     def predict(self, X: Any) -> np.ndarray:
-        X = _checks.activations(X, "X")
+        X = check_array(X, "X", ndim=2)
         return (
             X / np.linalg.norm(X, axis=1, keepdims=True).clip(1e-12) @ self.prototypes_.T
         ).argmax(1)
