@@ -9,6 +9,8 @@ from paperplug_grass import InfluenceAttributor, lds
 from paperplug_grass.attributor import GradientFeatures
 from paperplug_grass.embedded import digits, ground_truth, mlp, train
 
+from paperplug.checks import NotFittedError
+
 
 @pytest.fixture(scope="module")
 def case():
@@ -62,18 +64,41 @@ def test_bad_input_is_named(case):
     data, ckpts, *_ = case
     with pytest.raises(ValueError, match="damping must be > 0"):
         InfluenceAttributor("grass", 64, damping=0.0)
-    with pytest.raises(RuntimeError, match="call cache"):
+    with pytest.raises(NotFittedError):
         InfluenceAttributor("grass", 64).attribute(data.X_test, data.y_test)
-    with pytest.raises(ValueError, match="differ in length"):
+    with pytest.raises(ValueError, match="X and y must have the same number of rows"):
         InfluenceAttributor("grass", 64).cache(ckpts, data.X, data.y[:10])
     with pytest.raises(ValueError, match="target must be one of"):  # at construction
         InfluenceAttributor("grass", 64, target="accuracy")
     with pytest.raises(ValueError, match="kind must be one of"):
         InfluenceAttributor("fjlt", 64)
-    with pytest.raises(ValueError, match="k must be an int >= 1"):
+    with pytest.raises(ValueError, match="k must be >= 1"):
         InfluenceAttributor("factgrass", 0)
-    with pytest.raises(ValueError, match="blowup must be an int >= 1"):
+    with pytest.raises(TypeError, match="blowup must be an int"):
         InfluenceAttributor("grass", 64, blowup=0.5)
+
+
+def test_the_issue_33_examples_are_named(case):
+    """NaN training data, a test set of the wrong width, a label out of range, a ReLU named as
+    a layer: each a ValueError naming the argument, not a LinAlgError or a torch trace."""
+    data, ckpts, *_ = case
+    X_nan = data.X.copy()
+    X_nan[3, 5] = np.nan
+    with pytest.raises(ValueError, match=r"^X holds NaN"):
+        InfluenceAttributor("grass", 64).cache(ckpts, X_nan, data.y)
+    fitted = InfluenceAttributor("grass", 64).cache(ckpts[0], data.X[:50], data.y[:50])
+    with pytest.raises(ValueError, match=r"X does not fit the model.*mat1 and mat2"):
+        fitted.attribute(np.zeros((3, 65), np.float32), data.y_test[:3])
+    with pytest.raises(ValueError, match=r"y must hold class labels in \[0, 10\).*got \[0, 10\]"):
+        fitted.attribute(data.X_test[:3], [0, 1, 10])
+    with pytest.raises(ValueError, match=r"layers\[0\] = '1' is ReLU, not a linear layer"):
+        InfluenceAttributor("factgrass", 64, layers=["1"]).cache(ckpts[0], data.X, data.y)
+    with pytest.raises(TypeError, match="model must be a torch module or a list of them"):
+        InfluenceAttributor("grass", 64).explain("mlp", (data.X[:2], data.y[:2]),
+                                                 train=(data.X, data.y))  # fmt: skip
+    with pytest.raises(ValueError, match=r"train\[0\] holds NaN"):
+        InfluenceAttributor("grass", 64).explain(ckpts, (data.X[:2], data.y[:2]),
+                                                 train=(X_nan, data.y))  # fmt: skip
 
 
 def test_block_preconditioner_is_one_relatively_damped_efim_per_layer():

@@ -1,5 +1,7 @@
 """The Explainer contract from paperplug.testing, on a small case."""
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 import torch
@@ -10,7 +12,19 @@ from paperplug.testing import ExplainerContract
 
 class TestContract(ExplainerContract):
     component = "grass"
-    params = {"kind": "factgrass", "k": 16}
+    params: ClassVar[dict] = {"kind": "factgrass", "k": 16}
+    bad_params: ClassVar[dict] = {
+        "kind": ["fjlt"],
+        "k": [0, 2.5],
+        "blowup": [0, 1.5],
+        "seed": [-1],
+        "target": ["accuracy"],
+        "damping": [0.0, -1.0],
+        "trak_weighting": ["yes"],
+        "preconditioner": ["diag"],
+        "layers": [["1"], "0", ["missing"]],  # a ReLU, a bare string, no such module
+        "batch_size": [0],
+    }
 
     @pytest.fixture
     def explain_case(self):

@@ -115,10 +115,10 @@ def test_lds_on_a_planted_case():
 def test_compressors_reject_bad_input():
     with pytest.raises(ValueError, match="kind must be one of"):
         Compressor("fjlt")
-    with pytest.raises(ValueError, match="k must be an int >= 1"):
+    with pytest.raises(ValueError, match="k must be >= 1"):
         Compressor("sjlt", k=0)
     c = Compressor("gauss", k=4).fit(10)
-    with pytest.raises(ValueError, match=r"gradients must be \(batch, 10\)"):
+    with pytest.raises(ValueError, match=r"G must have shape \(\*, 10\)"):
         c.compress(torch.zeros(2, 11))
     with pytest.raises(ValueError, match="learns its mask"):
         Compressor("sm", k=2).fit(10)

@@ -19,7 +19,17 @@ import torch
 from torch import nn
 
 from paperplug import Explanation
-from paperplug_grass.compressors import KINDS, Compressor, check_k
+from paperplug.checks import (
+    argument_errors,
+    check_choice,
+    check_consistent_length,
+    check_is_fitted,
+    check_scalar,
+    check_sequence,
+    check_tensor,
+    check_type,
+)
+from paperplug_grass.compressors import KINDS, Compressor
 from paperplug_grass.datamodeling import lds
 from paperplug_grass.factored import FACTORED, FactoredCompressor
 from paperplug_grass.gradients import (
@@ -34,18 +44,42 @@ PRECONDITIONERS = ("auto", "full", "block")
 LEARNED = ("sm", "grass-sm")  # compressors fitted to a checkpoint's gradients
 
 
-def _as_tensor(X: Any, dtype: torch.dtype) -> torch.Tensor:
-    return torch.as_tensor(np.asarray(X.detach().cpu() if hasattr(X, "detach") else X), dtype=dtype)
+def labelled_data(
+    model: nn.Module, X: Any, y: Any, names: tuple[str, str] = ("X", "y")
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(X, y) as tensors of the model's dtype and device, checked against the model: X finite
+    and of a shape the model takes (one row is run), y class labels of its outputs. `names`
+    are the arguments as the caller wrote them."""
+    param = next(model.parameters())
+    X = check_tensor(X, names[0], dtype=param.dtype, device=param.device)
+    y = check_tensor(y, names[1], dtype="int", ndim=1, device=param.device)
+    check_consistent_length(**{names[0]: X, names[1]: y})
+    was = model.training
+    model.eval()  # no batch-norm statistics updated, no dropout drawn
+    try:
+        with torch.no_grad(), argument_errors(names[0], "the input shape the model takes"):
+            logits = model(X[:1])
+    finally:
+        model.train(was)
+    classes = logits.shape[-1]
+    if int(y.min()) < 0 or int(y.max()) >= classes:
+        raise ValueError(
+            f"{names[1]} must hold class labels in [0, {classes}) (the model's outputs), got "
+            f"[{int(y.min())}, {int(y.max())}]"
+        )
+    return X, y
 
 
-def _check_features(kind: str, k: int, blowup: int, target: str) -> None:
-    """A ValueError naming the first bad argument of a compressor over a model."""
-    if kind not in KINDS + FACTORED:
-        raise ValueError(f"kind must be one of {KINDS + FACTORED}, got {kind!r}")
-    if target not in TARGETS:
-        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
-    check_k(k)
-    check_k(blowup, "blowup")
+def checkpoint_list(value: Any, name: str = "checkpoints") -> list[nn.Module]:
+    """A checkpoint or a list of them (one architecture) as a list of torch modules."""
+    check_type(value, name, (nn.Module, list, tuple), what="a torch module or a list of them")
+    models = [value] if isinstance(value, nn.Module) else check_sequence(value, name, nn.Module)
+    shapes = [[tuple(q.shape) for q in m.parameters()] for m in models]
+    if not shapes[0]:
+        raise ValueError(f"{name} has no parameters to attribute through")
+    if any(s != shapes[0] for s in shapes[1:]):
+        raise ValueError(f"{name} must share one architecture (parameter shapes)")
+    return models
 
 
 class GradientFeatures:
@@ -62,17 +96,28 @@ class GradientFeatures:
         layers: Sequence[str] | None = None,
         batch_size: int = 128,
     ) -> None:
-        _check_features(kind, k, blowup, target)
-        self.kind, self.k, self.blowup, self.seed = kind, k, blowup, seed
-        self.target, self.layers, self.batch_size = target, layers, batch_size
+        self.kind = check_choice(kind, "kind", KINDS + FACTORED)
+        self.k = check_scalar(k, "k", "int", low=1)
+        self.blowup = check_scalar(blowup, "blowup", "int", low=1)
+        self.seed = check_scalar(seed, "seed", "int", low=0)
+        self.target = check_choice(target, "target", TARGETS)
+        self.layers = None if layers is None else check_sequence(layers, "layers", str)
+        self.batch_size = check_scalar(batch_size, "batch_size", "int", low=1)
         self.seconds = 0.0  # compression time, for throughput
 
     def _fit(self, model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> None:
         if self.kind in FACTORED:
-            names = list(self.layers) if self.layers is not None else linear_layers(model)
+            names = self.layers if self.layers is not None else linear_layers(model)
             if not names:
                 raise ValueError(f"{self.kind} needs linear layers; the model has none")
             modules = dict(model.named_modules())
+            for i, name in enumerate(names):
+                if not isinstance(modules.get(name), nn.Linear):
+                    what = type(modules[name]).__name__ if name in modules else "no module"
+                    raise ValueError(
+                        f"layers[{i}] = {name!r} is {what}, not a linear layer of the model; its "
+                        f"linear layers: {linear_layers(model)}"
+                    )
             shapes = [(modules[n].out_features, modules[n].in_features + 1) for n in names]
             self.names = names
             self.compressor: Any = FactoredCompressor(
@@ -87,10 +132,7 @@ class GradientFeatures:
             self.compressor.fit(p, sample)
 
     def __call__(self, model: nn.Module, X: Any, y: Any) -> torch.Tensor:
-        dtype = next(model.parameters()).dtype
-        X, y = _as_tensor(X, dtype), _as_tensor(y, torch.long)
-        if len(X) != len(y):
-            raise ValueError(f"X and y differ in length: {len(X)} and {len(y)}")
+        X, y = labelled_data(model, X, y)
         if not hasattr(self, "compressor"):
             self._fit(model, X, y)
         parts = []
@@ -102,7 +144,10 @@ class GradientFeatures:
         finally:
             model.train(was)
         self.seconds += time.process_time() - start
-        return torch.cat(parts).double()
+        phi = torch.cat(parts).double()
+        if not bool(torch.isfinite(phi).all()):
+            raise ValueError("model gives non-finite gradients on these data (NaN weights?)")
+        return phi
 
     def _batches(self, model: nn.Module, X: torch.Tensor, y: torch.Tensor, parts: list) -> None:
         for i in range(0, len(X), self.batch_size):
@@ -140,22 +185,17 @@ class InfluenceAttributor:
         layers: Sequence[str] | None = None,
         batch_size: int = 128,
     ) -> None:
-        if preconditioner not in PRECONDITIONERS:
-            raise ValueError(
-                f"preconditioner must be one of {PRECONDITIONERS}, got {preconditioner!r}"
-            )
+        self.kind, self.k, self.blowup, self.seed, self.target = kind, k, blowup, seed, target
+        self.layers, self.batch_size = layers, batch_size
+        self._features()  # every setting checked at the door, not at cache
+        check_choice(preconditioner, "preconditioner", PRECONDITIONERS)
         if preconditioner == "block" and kind not in FACTORED:
             raise ValueError(
                 f"preconditioner='block' needs a factored kind {FACTORED}, got {kind!r}"
             )
-        if damping is not None and not damping > 0:
-            raise ValueError(
-                f"damping must be > 0 (λ = 0 is singular when k >= n), got {damping!r}"
-            )
-        _check_features(kind, k, blowup, target)  # at the door, not at cache
-        self.kind, self.k, self.blowup, self.seed, self.target = kind, k, blowup, seed, target
-        self.damping, self.trak_weighting, self.layers = damping, trak_weighting, layers
-        self.batch_size = batch_size
+        # λ = 0 is singular when k >= n
+        self.damping = check_scalar(damping, "damping", low=0, inclusive="neither", allow_none=True)
+        self.trak_weighting = check_type(trak_weighting, "trak_weighting", bool)
         self.preconditioner = preconditioner
         if preconditioner == "auto":
             self.preconditioner = "block" if kind in FACTORED else "full"
@@ -163,43 +203,36 @@ class InfluenceAttributor:
     def cache(
         self, checkpoints: nn.Module | Sequence[nn.Module], X: Any, y: Any
     ) -> InfluenceAttributor:
-        models = [checkpoints] if isinstance(checkpoints, nn.Module) else list(checkpoints)
-        if not models:
-            raise ValueError("give at least one checkpoint")
+        return self._cache(checkpoint_list(checkpoints), X, y, ("X", "y"))
+
+    def _features(self) -> GradientFeatures:
+        return GradientFeatures(self.kind, self.k, blowup=self.blowup, seed=self.seed,
+                                target=self.target, layers=self.layers,
+                                batch_size=self.batch_size)  # fmt: skip
+
+    def _cache(
+        self, models: list[nn.Module], X: Any, y: Any, names: tuple[str, str]
+    ) -> InfluenceAttributor:
+        X, y = labelled_data(models[0], X, y, names)
         self.models_ = models
-
-        def features() -> GradientFeatures:
-            return GradientFeatures(
-                self.kind,
-                self.k,
-                blowup=self.blowup,
-                seed=self.seed,
-                target=self.target,
-                layers=self.layers,
-                batch_size=self.batch_size,
-            )
-
         if self.kind in LEARNED:  # a selective mask is learned on each checkpoint's gradients
-            self.features_ = [features() for _ in models]
+            self.features_ = [self._features() for _ in models]
         else:  # a random projection is the same for every checkpoint: drawn once
-            shapes = [[tuple(q.shape) for q in m.parameters()] for m in models]
-            if any(s != shapes[0] for s in shapes[1:]):
-                raise ValueError("checkpoints must share one architecture (parameter shapes)")
-            self.features_ = [features()] * len(models)
+            self.features_ = [self._features()] * len(models)
         self.train_ = []
         for model, feats in zip(self.models_, self.features_, strict=True):
             phi = feats(model, X, y)
-            weight = torch.ones(len(phi), dtype=torch.double)
+            weight = torch.ones(len(phi), dtype=torch.double, device=phi.device)
             if self.trak_weighting:
                 was = model.training
-                with torch.no_grad():
-                    model.eval()
-                    logits = model(_as_tensor(X, next(model.parameters()).dtype))
+                model.eval()
+                try:
+                    with torch.no_grad():
+                        logits = model(X)
+                finally:
                     model.train(was)
-                    p = torch.softmax(logits.double(), -1).gather(
-                        -1, _as_tensor(y, torch.long).view(-1, 1)
-                    )
-                weight = (1 - p.squeeze(-1)).double()
+                p = torch.softmax(logits.double(), -1).gather(-1, y.view(-1, 1))
+                weight = 1 - p.squeeze(-1)
             sizes = feats.compressor.blocks if self.preconditioner == "block" else [phi.shape[1]]
             blocks, start = [], 0
             for size in sizes:
@@ -219,16 +252,14 @@ class InfluenceAttributor:
         unique = {id(f): f for f in getattr(self, "features_", [])}
         return sum(f.seconds for f in unique.values())
 
-    def _test_features(self, X: Any, y: Any) -> list[torch.Tensor]:
-        if not hasattr(self, "train_"):
-            raise RuntimeError("call cache(checkpoints, X_train, y_train) first")
+    def _test_features(self, X: Any, y: Any, names: tuple[str, str]) -> list[torch.Tensor]:
+        check_is_fitted(self, "train_")
+        X, y = labelled_data(self.models_[0], X, y, names)
         return [
             feats(model, X, y) for model, feats in zip(self.models_, self.features_, strict=True)
         ]
 
     def _scores(self, tests: list[torch.Tensor], lam: float) -> np.ndarray:
-        if not lam > 0:
-            raise ValueError(f"damping must be > 0, got {lam!r}")
         total = None
         for test, (blocks, weight) in zip(tests, self.train_, strict=True):
             scores = sum(
@@ -240,10 +271,14 @@ class InfluenceAttributor:
 
     def attribute(self, X: Any, y: Any, damping: float | None = None) -> np.ndarray:
         """(n_train, n_test) influence scores, averaged over the checkpoints."""
-        lam = (
-            damping if damping is not None else (self.damping if self.damping is not None else 1e-3)
-        )
-        return self._scores(self._test_features(X, y), lam)
+        return self._scores(self._test_features(X, y, ("X", "y")), self._lambda(damping))
+
+    def _lambda(self, damping: float | None) -> float:
+        """The λ to use: the call's, else the chosen or given one, else 1e-3."""
+        check_scalar(damping, "damping", low=0, inclusive="neither", allow_none=True)
+        if damping is not None:
+            return damping
+        return self.damping if self.damping is not None else 1e-3
 
     def choose_damping(
         self,
@@ -254,22 +289,42 @@ class InfluenceAttributor:
         grid: Sequence[float] = DAMPING_GRID,
     ) -> float:
         """λ with the best LDS on validation points; stored as `damping` and used from then on."""
-        tests = self._test_features(X_val, y_val)
+        tests = self._test_features(X_val, y_val, ("X_val", "y_val"))
+        grid = [
+            check_scalar(lam, f"grid[{i}]", low=0, inclusive="neither")
+            for i, lam in enumerate(check_sequence(grid, "grid"))
+        ]
         results = {lam: lds(self._scores(tests, lam), subsets, values)[0] for lam in grid}
         self.damping_scores_ = results
         self.damping = max(results, key=lambda lam: (results[lam], -lam))
         return self.damping
 
+    @staticmethod
+    def _pair(value: Any, name: str) -> tuple[Any, Any]:
+        pair = check_type(value, name, (tuple, list), what="a pair (X, y)")
+        if len(pair) != 2:
+            raise ValueError(f"{name} must be a pair (X, y), got {len(pair)} items")
+        return pair[0], pair[1]
+
     def explain(self, model: Any, inputs: Any, *, target: Any = None, **kw: Any) -> Explanation:
         """model: a checkpoint or a list of them; inputs: (X_test, y_test); train=(X, y): the
-        data to attribute to. `target` is unused (the target function is set at construction)."""
+        data to attribute to. `target` must be None (the function is set at construction)."""
+        if target is not None:
+            raise ValueError(
+                f"target must be None here, got {target!r}: the function attributed is set at "
+                f"construction, InfluenceAttributor(target=...) with one of {TARGETS}"
+            )
         if "train" not in kw:
             raise ValueError("explain needs train=(X_train, y_train): the data to attribute to")
-        X_tr, y_tr = kw["train"]
-        X_te, y_te = inputs
-        self.cache(model, X_tr, y_tr)
+        models = checkpoint_list(model, "model")
+        (X_tr, y_tr), (X_te, y_te) = (
+            self._pair(kw["train"], "train"),
+            self._pair(inputs, "inputs"),
+        )
+        self._cache(models, X_tr, y_tr, ("train[0]", "train[1]"))
+        tests = self._test_features(X_te, y_te, ("inputs[0]", "inputs[1]"))
         return Explanation(
-            self.attribute(X_te, y_te),
+            self._scores(tests, self._lambda(None)),
             kind="data",
             meta={
                 "kind": self.kind,

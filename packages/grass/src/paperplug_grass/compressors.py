@@ -9,21 +9,16 @@ import math
 
 import torch
 
+from paperplug.checks import check_choice, check_scalar, check_tensor
+
 KINDS = ("gauss", "rademacher", "sjlt", "rm", "sm", "grass", "grass-sm")
-
-
-def check_k(k: int, name: str = "k") -> int:
-    """`k` if it is a positive int (a width, a blow-up factor), else a ValueError naming it."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {k!r}")
-    return k
 
 
 class SJLT:
     """CountSketch R^n → R^k: coordinate j goes to bucket h(j) with sign s(j) (E‖Sv‖² = ‖v‖²)."""
 
     def __init__(self, n: int, k: int, generator: torch.Generator) -> None:
-        self.n, self.k = n, check_k(k)
+        self.n, self.k = n, check_scalar(k, "k", "int", low=1)
         self.bucket = torch.randint(k, (n,), generator=generator)
         self.sign = torch.randint(2, (n,), generator=generator).float() * 2 - 1
 
@@ -46,19 +41,18 @@ class Compressor:
         sm_steps: int = 200,
         sm_l1: float = 1e-4,
     ) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-        self.kind, self.k, self.blowup, self.seed = (
-            kind,
-            check_k(k),
-            check_k(blowup, "blowup"),
-            seed,
-        )
-        self.sm_steps, self.sm_l1 = sm_steps, sm_l1
+        self.kind = check_choice(kind, "kind", KINDS)
+        self.k = check_scalar(k, "k", "int", low=1)
+        self.blowup = check_scalar(blowup, "blowup", "int", low=1)
+        self.seed = check_scalar(seed, "seed", "int", low=0)
+        self.sm_steps = check_scalar(sm_steps, "sm_steps", "int", low=1)
+        self.sm_l1 = check_scalar(sm_l1, "sm_l1", low=0)
         self.train_seconds = 0.0  # SM's own training cost, reported
 
     def fit(self, p: int, sample: torch.Tensor | None = None) -> Compressor:
-        check_k(p, "p")
+        check_scalar(p, "p", "int", low=1)
+        if sample is not None:
+            sample = check_tensor(sample, "sample", ndim=2, shape=(None, p))
         gen = torch.Generator().manual_seed(self.seed)
         self.p = p
         width = min(self.blowup * self.k, p) if self.kind.startswith("grass") else self.k
@@ -88,8 +82,8 @@ class Compressor:
     def compress(self, G: torch.Tensor) -> torch.Tensor:
         if not hasattr(self, "p"):
             raise RuntimeError("call fit(p) before compress")
-        if G.ndim != 2 or G.shape[1] != self.p:
-            raise ValueError(f"gradients must be (batch, {self.p}), got {tuple(G.shape)}")
+        # shape only: a finiteness scan is O(p) per sample, what GraSS exists to avoid
+        G = check_tensor(G, "G", shape=(None, self.p), min_samples=0, finite=False)
         if self.kind in ("gauss", "rademacher"):
             return G @ self.matrix.to(G.device, G.dtype)
         if self.kind == "sjlt":

@@ -9,7 +9,8 @@ import math
 
 import torch
 
-from paperplug_grass.compressors import SJLT, check_k
+from paperplug.checks import check_choice, check_scalar
+from paperplug_grass.compressors import SJLT
 
 FACTORED = ("logra", "factgrass")
 
@@ -27,14 +28,10 @@ class FactoredCompressor:
     def __init__(
         self, kind: str = "factgrass", k: int = 1024, *, blowup: int = 4, seed: int = 0
     ) -> None:
-        if kind not in FACTORED:
-            raise ValueError(f"kind must be one of {FACTORED}, got {kind!r}")
-        self.kind, self.k, self.blowup, self.seed = (
-            kind,
-            check_k(k),
-            check_k(blowup, "blowup"),
-            seed,
-        )
+        self.kind = check_choice(kind, "kind", FACTORED)
+        self.k = check_scalar(k, "k", "int", low=1)
+        self.blowup = check_scalar(blowup, "blowup", "int", low=1)
+        self.seed = check_scalar(seed, "seed", "int", low=0)
 
     def fit(self, shapes: list[tuple[int, int]]) -> FactoredCompressor:
         gen = torch.Generator().manual_seed(self.seed)
@@ -77,10 +74,12 @@ class FactoredCompressor:
             raise ValueError(f"expected factors of {len(self.layers)} layers, got {len(factors)}")
         parts = []
         for (a, d), layer in zip(factors, self.layers, strict=True):
-            if self.kind == "logra":
-                small = torch.einsum("bto,bti->boi", d @ layer["out"], a @ layer["in"])
+            if self.kind == "logra":  # the projections follow the factors' dtype and device
+                p_out, p_in = (layer[s].to(d.device, d.dtype) for s in ("out", "in"))
+                small = torch.einsum("bto,bti->boi", d @ p_out, a @ p_in)
                 parts.append(small.flatten(1))
             else:
-                small = torch.einsum("bto,bti->boi", d[..., layer["out"]], a[..., layer["in"]])
+                out, inp = layer["out"].to(d.device), layer["in"].to(d.device)
+                small = torch.einsum("bto,bti->boi", d[..., out], a[..., inp])
                 parts.append(layer["sketch"](small.flatten(1)))
         return torch.cat(parts, 1)
