@@ -117,15 +117,15 @@ def test_solver_role_and_nothing_certified():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: hb_bound(5, 4, 0.1), "k must be"),
+        (lambda: hb_bound(5, 4, 0.1), r"k must lie in \[0, 4\]"),
         (lambda: hb_bound(1, 0, 0.1), "n must be"),
         (lambda: clopper_pearson_bound(1, 10, 1.0), "delta"),
         (lambda: RiskCertifier(0.1).bound([0, 1, 0.5]), "0/1 losses"),
-        (lambda: RiskCertifier(0.1).bound([]), "non-empty"),
+        (lambda: RiskCertifier(0.1).bound([]), "risks is empty"),
         (lambda: RiskCertifier(0.1, method="x"), "method"),
         (lambda: learn_then_test(np.zeros((5, 2)), [0.1], alpha=0.1), "columns"),
         (lambda: learn_then_test(np.zeros((5, 1)), [0.1], alpha=1.5), "alpha"),
-        (lambda: learn_then_test([[0, np.nan]], [0.1, 0.2], alpha=0.1), "0/1 losses"),
+        (lambda: learn_then_test([[0, np.nan]], [0.1, 0.2], alpha=0.1), "losses holds NaN"),
     ],
 )
 def test_bad_inputs(call, match):

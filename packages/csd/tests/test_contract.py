@@ -25,6 +25,7 @@ def keyword_scorer(prompt, prefix, claim):
 class TestDefenseContract(DefenseContract):
     component = "csd"
     params = {"scorer": keyword_scorer, "tau": 0.5}
+    bad_params = {"tau": [-0.1, 1.5], "budget": [-1, 1.5], "depth": [-1], "min_tokens": [0]}
 
     @pytest.fixture
     def defense_case(self):
@@ -34,6 +35,7 @@ class TestDefenseContract(DefenseContract):
 class TestSolverContract(SolverContract):
     component = "csd"
     params = {"delta": 0.1}
+    bad_params = {"delta": [0.0, 1.0], "method": ["wilson"], "seed": [0.5]}
 
     @pytest.fixture
     def solve_case(self):

@@ -8,6 +8,7 @@ from paperplug.testing import SolverContract, TrainerContract
 
 class TestSolver(SolverContract):
     component = "kgram"
+    bad_params = {"seed": [-1, 0.5]}
 
     @pytest.fixture
     def solve_case(self):

@@ -12,24 +12,22 @@ an upper bound α̂ on the risk that holds with probability ≥ 1 − δ over th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from paperplug import Solution
+from paperplug.checks import check_array, check_choice, check_scalar
 
 METHODS = ("hb", "hoeffding", "bentkus", "clopper_pearson")
 
 
 def _check(k: int, n: int, delta: float) -> None:
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise ValueError(f"n must be an int >= 1, got {n!r}")
-    if isinstance(k, bool) or int(k) != k or not 0 <= k <= n:
-        raise ValueError(f"k must be an int in [0, n={n}], got {k!r}")
-    if not 0.0 < float(delta) < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    check_scalar(n, "n", "int", low=1)
+    check_scalar(k, "k", "int", low=0, high=n)
+    check_scalar(delta, "delta", low=0.0, high=1.0, inclusive="neither")
 
 
 def bernoulli_kl(a: float, b: float) -> float:
@@ -108,12 +106,13 @@ BOUNDS = {
 P_VALUES = {"hb": hb_p_value, "hoeffding": hoeffding_p_value, "bentkus": bentkus_p_value}
 
 
-def _losses(risks: Any, ndim: int) -> np.ndarray:
-    x = np.asarray(risks, dtype=np.float64)
-    if x.ndim != ndim or x.size == 0:
-        raise ValueError(f"risks must be a non-empty {ndim}-d array of 0/1 losses, got {x.shape}")
+def _losses(risks: Any, ndim: int, name: str) -> np.ndarray:
+    """A non-empty `ndim`-d array of 0/1 losses, or an error naming `name`."""
+    x = check_array(risks, name, ndim=ndim)
+    if x.size == 0:
+        raise ValueError(f"{name} must be a non-empty {ndim}-d array of 0/1 losses, got {x.shape}")
     if not np.isin(x, (0.0, 1.0)).all():
-        raise ValueError("risks must be 0/1 losses (1 = the judge found the output unsafe)")
+        raise ValueError(f"{name} must be 0/1 losses (1 = the judge found the output unsafe)")
     return x
 
 
@@ -153,15 +152,13 @@ class RiskCertifier:
     `solve(problem)` (the Solver role) picks τ by Learn-then-Test."""
 
     def __init__(self, delta: float = 0.1, method: str = "hb") -> None:
-        if not 0.0 < float(delta) < 1.0:
-            raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        check_scalar(delta, "delta", low=0.0, high=1.0, inclusive="neither")
+        check_choice(method, "method", METHODS)
         self.delta, self.method = float(delta), method
 
     def bound(self, risks: Sequence[float]) -> Certificate:
         """The (1 − δ) upper bound on the risk from the per-prompt 0/1 losses."""
-        x = _losses(risks, 1)
+        x = _losses(risks, 1, "risks")
         k, n = int(x.sum()), int(x.size)
         return Certificate(
             BOUNDS[self.method](k, n, self.delta), k / n, k, n, self.delta, self.method
@@ -170,10 +167,14 @@ class RiskCertifier:
     def solve(self, problem: Any, *, seed: int | None = None, **kw: Any) -> Solution:
         """problem = {"losses": (n, m) 0/1 array, "taus": m values from strict to lenient,
         "alpha": target risk}: Learn-then-Test's τ (deterministic: `seed` is unused)."""
-        if not isinstance(problem, dict) or not {"losses", "taus", "alpha"} <= problem.keys():
-            raise TypeError("problem must be a dict with 'losses', 'taus' and 'alpha'")
+        if not isinstance(problem, Mapping) or not {"losses", "taus", "alpha"} <= problem.keys():
+            raise TypeError(
+                "problem must be a dict with 'losses', 'taus' and 'alpha', "
+                f"got {type(problem).__name__}"
+            )
+        check_scalar(seed, "seed", "int", allow_none=True)
         result = learn_then_test(
-            problem["losses"],
+            _losses(problem["losses"], 2, "problem['losses']"),
             problem["taus"],
             alpha=problem["alpha"],
             delta=self.delta,
@@ -198,16 +199,13 @@ def learn_then_test(
     """Learn-then-Test with fixed-sequence testing: `losses[i, j]` is 1 when prompt i's output
     at `taus[j]` is unsafe; τ's are tested in the given order (strict to lenient) and the last
     one whose p-value ≤ δ before the first failure is returned (FWER ≤ δ)."""
-    x = _losses(losses, 2)
-    grid = [float(t) for t in taus]
+    x = _losses(losses, 2, "losses")
+    grid = [float(t) for t in check_array(taus, "taus", ndim=1)]
     if len(grid) != x.shape[1]:
         raise ValueError(f"taus has {len(grid)} values but losses has {x.shape[1]} columns")
-    if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    if not 0.0 < float(delta) < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-    if method not in P_VALUES:
-        raise ValueError(f"method must be one of {tuple(P_VALUES)}, got {method!r}")
+    check_scalar(alpha, "alpha", low=0.0, high=1.0, inclusive="neither")
+    check_scalar(delta, "delta", low=0.0, high=1.0, inclusive="neither")
+    check_choice(method, "method", tuple(P_VALUES))
     n = x.shape[0]
     ks = x.sum(0).astype(int)
     p_values = [P_VALUES[method](int(k), n, float(alpha)) for k in ks]

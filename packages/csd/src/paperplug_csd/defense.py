@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from paperplug import Verdict
+from paperplug.checks import check_context, check_scalar, check_type
 from paperplug_csd.claims import ClaimSegmenter
 from paperplug_csd.decoding import REFUSAL, ClaimStreamDecoder, CSDResult
+from paperplug_csd.generators import decodable
 
 
 class SafeDecodingChatModel:
@@ -65,11 +67,13 @@ class CSD:
         seed: int = 0,
         **generator_kw: Any,
     ) -> None:
-        if not 0.0 <= float(tau) <= 1.0:
-            raise ValueError(f"tau must lie in [0, 1], got {tau!r}")
-        for name, value in (("budget", budget), ("depth", depth)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+        check_scalar(tau, "tau", low=0.0, high=1.0)
+        check_scalar(budget, "budget", "int", low=0)
+        check_scalar(depth, "depth", "int", low=0)
+        check_scalar(min_tokens, "min_tokens", "int", low=1)
+        check_scalar(max_claim_tokens, "max_claim_tokens", "int", low=1)
+        check_type(refusal, "refusal", str)
+        check_scalar(seed, "seed", "int")
         self.scorer, self.tau, self.budget, self.depth = scorer, float(tau), budget, depth
         self.segmenter = ClaimSegmenter(min_tokens, max_claim_tokens)
         self.refusal, self.seed, self.generator_kw = refusal, seed, generator_kw
@@ -93,6 +97,9 @@ class CSD:
 
     def check(self, payload: Any, context: Mapping[str, Any] | None = None) -> Verdict:
         """Decode stage: `payload` is the chat model; the verdict's payload decodes it under CSD."""
+        check_context(context)
+        if not decodable(payload):
+            raise TypeError(f"payload must be a chat model to decode, got {type(payload).__name__}")
         safe = SafeDecodingChatModel(payload, self.decoder(payload), seed=self.seed)
         return Verdict(
             payload=safe,

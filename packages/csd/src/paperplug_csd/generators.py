@@ -280,6 +280,13 @@ class ChatClaimGenerator:
         return _ChatSession(self, _check_messages(messages), seed, opts)
 
 
+def decodable(model: Any) -> bool:
+    """Whether `claim_generator` can decode claims from `model`."""
+    return isinstance(model, (ClaimGenerator, str, os.PathLike)) or callable(
+        getattr(model, "chat", None)
+    )
+
+
 def claim_generator(model: Any, *, segmenter: ClaimSegmenter | None = None, **kw: Any) -> Any:
     """The generator for `model`: itself if it is one; HFClaimGenerator for an HFChatModel or a
     model name/path; ChatClaimGenerator for any other ChatModel."""

@@ -13,34 +13,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperplug.checks import check_array, check_scalar
 
-def check_tokens(x: object, vocab_size: int, k: int) -> np.ndarray:
-    """Token ids as an int64 array (T,) or (batch, T) in 0..vocab_size−1; k ≥ 1."""
-    if (
-        isinstance(vocab_size, bool)
-        or not isinstance(vocab_size, (int, np.integer))
-        or vocab_size < 2
-    ):
-        raise ValueError(f"vocab_size must be an int >= 2, got {vocab_size!r}")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    arr = np.asarray(x)
-    if arr.ndim not in (1, 2) or arr.shape[-1] == 0:
-        raise ValueError(f"tokens must have shape (T,) or (batch, T) with T >= 1, got {arr.shape}")
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"tokens must be integers, got dtype {arr.dtype}")
+
+def check_tokens(
+    x: object, vocab_size: int, k: int, name: str = "tokens", k_name: str = "k"
+) -> np.ndarray:
+    """Token ids as an int64 array (T,) or (batch, T) in 0..vocab_size−1; k ≥ 1. Errors name
+    the argument (`name`, `k_name`) as the caller wrote it."""
+    check_scalar(vocab_size, "vocab_size", "int", low=2)
+    check_scalar(k, k_name, "int", low=1)
+    arr = check_array(x, name, dtype="int", ndim=(1, 2))
+    if arr.shape[-1] == 0:
+        raise ValueError(f"{name} must have shape (T,) or (batch, T) with T >= 1, got {arr.shape}")
     if arr.min() < 0 or arr.max() >= vocab_size:
-        raise ValueError(f"tokens must lie in 0..{vocab_size - 1}, got {arr.min()}..{arr.max()}")
+        raise ValueError(f"{name} must lie in 0..{vocab_size - 1}, got {arr.min()}..{arr.max()}")
     return arr.astype(np.int64)
 
 
 def conditional_kgram(x: object, vocab_size: int, k: int, alpha: float = 0.0) -> np.ndarray:
     """p̂(· | x_{≤n}) for every position n: shape (..., T, vocab_size). Positions with fewer
     than k tokens of context get the uniform distribution."""
-    if alpha < 0:
-        raise ValueError(f"alpha must be >= 0, got {alpha}")
+    check_scalar(alpha, "alpha", low=0)
     arr = check_tokens(x, vocab_size, k)
     if arr.ndim == 2:
         return np.stack([conditional_kgram(row, vocab_size, k, alpha) for row in arr])

@@ -3,11 +3,13 @@ certify it against the exact estimator on the sequences given (or random ones)."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from paperplug import Solution
+from paperplug.checks import check_scalar
 from paperplug_kgram.construction import KGramTransformer, verify
 from paperplug_kgram.estimator import check_tokens
 
@@ -24,15 +26,17 @@ class KGramConstruction:
     def solve(self, problem: Any, *, seed: int | None = None, **kw: Any) -> Solution:
         if kw:
             raise TypeError(f"unknown arguments {sorted(kw)}")
-        if not isinstance(problem, dict) or not {"vocab_size", "k"} <= problem.keys():
+        check_scalar(seed, "seed", "int", low=0, allow_none=True)
+        if not isinstance(problem, Mapping) or not {"vocab_size", "k"} <= problem.keys():
             raise TypeError(
-                "problem must be a dict with 'vocab_size' and 'k' (and optionally 'sequences')"
+                "problem must be a dict with 'vocab_size' and 'k' (and optionally 'sequences'), "
+                f"got {type(problem).__name__}"
             )
         S, k = problem["vocab_size"], problem["k"]
         if problem.get("sequences") is not None:
-            x = check_tokens(problem["sequences"], S, k)
+            x = check_tokens(problem["sequences"], S, k, "problem['sequences']", "problem['k']")
         else:
-            check_tokens(np.zeros(1, dtype=np.int64), S, k)
+            check_tokens(np.zeros(1, dtype=np.int64), S, k, "tokens", "problem['k']")
             x = np.random.default_rng(seed).integers(0, S, size=(8, 256))
         x = x[None] if x.ndim == 1 else x
         model = KGramTransformer(S, k, base=self.base, alpha=self.alpha, beta=self.beta,

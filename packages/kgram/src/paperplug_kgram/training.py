@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from paperplug import History, seeded_torch
+from paperplug.checks import check_is_fitted, check_scalar
 from paperplug.harness import progress
 from paperplug_kgram.estimator import check_tokens
 from paperplug_kgram.markov import bayes_nll, sample_chains, unigram_nll
@@ -128,18 +129,18 @@ class MarkovICLTrainer:
         ints = {"n_layers": 1, "d_model": 1, "vocab_size": 2, "order": 1, "batch_size": 1,
                 "steps": 1, "record_every": 1, "eval_sequences": 1, "seq_len": self.order + 2}  # fmt: skip
         for name, low in ints.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-        if not self.lr > 0 or self.alpha <= 0:
-            raise ValueError(f"lr and alpha must be > 0, got {self.lr}, {self.alpha}")
+            check_scalar(getattr(self, name), name, "int", low=low)
+        check_scalar(self.lr, "lr", low=0, inclusive="neither")
+        check_scalar(self.alpha, "alpha", low=0, inclusive="neither")
+        check_scalar(self.weight_decay, "weight_decay", low=0)
+        check_scalar(self.seed, "seed", "int")
 
     def fit(self, X: Any = None) -> MarkovICLTrainer:
         self._check()
         rng = np.random.default_rng(self.seed)
         data = None
         if X is not None:
-            data = torch.as_tensor(check_tokens(X, self.vocab_size, self.order))
+            data = torch.as_tensor(check_tokens(X, self.vocab_size, self.order, "X", "order"))
             if data.dim() != 2 or data.shape[1] < self.order + 2:
                 raise ValueError(
                     f"X must have shape (n, T) with T >= order + 2, got {tuple(data.shape)}"
@@ -196,6 +197,7 @@ class MarkovICLTrainer:
     @torch.no_grad()
     def predict_proba(self, X: Any) -> np.ndarray:
         """Next-token distributions (n, T, vocab) for token sequences X (n, T)."""
-        x = torch.as_tensor(check_tokens(X, self.vocab_size, self.order))
+        check_is_fitted(self, "model_")
+        x = torch.as_tensor(check_tokens(X, self.vocab_size, self.order, "X", "order"))
         x = x[None] if x.dim() == 1 else x
         return torch.softmax(self.model_(x.to(self.device)), -1).cpu().numpy()
