@@ -21,8 +21,10 @@ class TestContract(TrainerContract):
         "causal": ["yes"],
         "readout": ["mean", "cls"],  # "cls" under the default causal mask sees nothing
         "interaction": [1],
+        "cosine_residual": [1],
         "dropout": [-0.1, 1.0],
         "alpha": [-1.0, float("nan")],
+        "rank_weight": [-0.5, float("inf")],
         "lr": [0.0, -1.0],
         "weight_decay": [-0.1],
         "epochs": [0, 2.5],

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from paperplug_eareranker import EAReranker
 
 from paperplug.checks import NotFittedError
@@ -45,6 +46,11 @@ def test_rerank_save_load_and_reproducible(tmp_path):
     assert (a.score(q[:1], d[kept]) >= 0.5).all()
     loaded = EAReranker.load(a.save(tmp_path / "ear"))
     assert np.allclose(loaded.score(q[:50], d[:50]), a.score(q[:50], d[:50]), atol=1e-6)
+    ours = EAReranker(seed=5, **{**SMALL, "epochs": 3}, interaction=True, cosine_residual=True,
+                      rank_weight=1.0).fit(q, d, y, groups=np.arange(400) // 8)  # fmt: skip
+    loaded = EAReranker.load(ours.save(tmp_path / "ours"))
+    assert (loaded.cosine_residual, loaded.rank_weight) == (True, 1.0)
+    assert np.allclose(loaded.score(q[:50], d[:50]), ours.score(q[:50], d[:50]), atol=1e-6)
 
 
 def test_bad_inputs_are_refused_and_inputs_untouched():
@@ -77,3 +83,25 @@ def test_the_issue_examples_raise_errors_naming_the_argument():
         fitted.rerank(q[0], d[:20], k=-1)  # was all documents but the last
     with pytest.raises(ValueError, match="min_score must lie in"):
         fitted.rerank(q[0], d[:20], min_score=2.0)
+
+
+def test_batches_hold_whole_queries_only_for_the_listwise_loss(monkeypatch):
+    q, d, y = planted(300, 5)
+    groups = np.repeat(np.arange(50), 6)[np.random.default_rng(0).permutation(300)]  # shuffled rows
+    seen = []
+    original = EAReranker._loss
+
+    def spy(self, logits, t, group):
+        if torch.is_grad_enabled():  # a training batch, not the validation pass
+            seen.append(torch.bincount(group).tolist())
+        return original(self, logits, t, group)
+
+    monkeypatch.setattr(EAReranker, "_loss", spy)
+    params = {**SMALL, "epochs": 2, "batch_size": 40, "val_fraction": 0.0}
+    EAReranker(**params, rank_weight=1.0).fit(q, d, y, groups=groups)
+    assert seen and all(set(counts) == {6} for counts in seen)  # every query with its 6 documents
+    assert max(sum(counts) for counts in seen) <= 40 + 5
+    seen.clear()
+    EAReranker(**params).fit(q, d, y, groups=groups)  # the paper's loss: shuffled pairs
+    assert [sum(counts) for counts in seen] == [40] * 7 + [20] + [40] * 7 + [20]
+    assert any(set(counts) != {6} for counts in seen)

@@ -6,11 +6,13 @@ import torch
 from paperplug_eareranker import (
     BIN_NAMES,
     EAReranker,
+    EARScorer,
     adequacy_bin,
     aggregate_judges,
     bin_aware_mse,
     calibrate_within_bins,
 )
+from paperplug_eareranker.loss import listwise_loss
 
 
 def test_bins_follow_the_paper_edges():
@@ -61,3 +63,25 @@ def test_calibration_keeps_bins_and_follows_the_reranker():
     assert (adequacy_bin(out) == adequacy_bin(labels)).all()
     assert out[0] > out[2] > out[1] and out[1] == pytest.approx(0.75)
     assert out[3] == out[4] == pytest.approx(0.375)  # ties: the bin's midpoint
+
+
+def test_listwise_loss_by_hand():
+    logits = torch.tensor([2.0, 0.0, 1.0, 3.0, 3.0])
+    target = torch.tensor([0.9, 0.1, 0.5, 0.2, 0.2])
+    group = torch.tensor([0, 0, 0, 1, 1])
+    p = torch.softmax(target[:3] / 0.1, 0)  # query 0; query 1's two documents tie: log 2 either way
+    expected = (-(p * torch.log_softmax(logits[:3], 0)).sum() + torch.log(torch.tensor(2.0))) / 2
+    assert listwise_loss(logits, target, group).item() == pytest.approx(expected.item(), rel=1e-5)
+    assert listwise_loss(logits[:1], target[:1], group[:1]).item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_the_cosine_residual_starts_as_cosine():
+    rng = np.random.default_rng(0)
+    q, d = torch.tensor(rng.normal(size=(40, 12))), torch.tensor(rng.normal(size=(40, 12)))
+    scorer = EARScorer(12, d_model=16, layers=1, heads=2, interaction=True, cosine_residual=True)
+    scorer.eval()
+    with torch.no_grad():
+        scores = scorer(q.float(), d.float())
+    cosine = torch.nn.functional.cosine_similarity(q, d, dim=-1)
+    assert torch.equal(torch.argsort(scores), torch.argsort(cosine))
+    assert torch.allclose(scores, torch.sigmoid(8 * cosine - 4).float(), atol=1e-6)

@@ -24,3 +24,20 @@ def bin_aware_mse(pred: torch.Tensor, target: torch.Tensor, alpha: float = 1.0) 
         )
     weights = 1.0 + alpha * (bin_index(pred) - bin_index(target)).abs().to(pred.dtype)
     return (weights * (pred - target) ** 2).mean()
+
+
+def listwise_loss(
+    logits: torch.Tensor, target: torch.Tensor, group: torch.Tensor, temperature: float = 0.1
+) -> torch.Tensor:
+    """Cross-entropy between each query's softmax over its documents' logits and the softmax of
+    their labels / temperature (ListNet, ours: NDCG ranks within a query). `group`: 0..G−1."""
+    n_groups = int(group.max()) + 1
+
+    def log_softmax(x: torch.Tensor) -> torch.Tensor:
+        top = torch.full((n_groups,), -torch.inf, dtype=x.dtype).scatter_reduce(0, group, x, "amax")
+        shifted = x - top[group].detach()
+        total = torch.zeros(n_groups, dtype=x.dtype).index_add(0, group, shifted.exp())
+        return shifted - total.log()[group]
+
+    weights = log_softmax(target / temperature).exp()
+    return -(weights * log_softmax(logits)).sum() / n_groups

@@ -4,9 +4,10 @@ adequacy score in [0, 1]. Text is never seen: only the two embeddings.
 
 `readout="cls"` with bidirectional attention is the paper's; `causal=True, readout="last"`
 (the last token sees the whole sequence under a causal mask) is the default here, as the
-notes measured it better. `interaction=True` (our addition, off in the paper) appends a token
-built from q ⊙ d and |q − d| and feeds cos(q, d) to the head, so the model starts from what
-plain cosine similarity knows."""
+notes measured it better. Two additions of ours, off by default: `interaction=True` appends a
+token built from q ⊙ d and |q − d| and feeds cos(q, d) to the head; `cosine_residual=True`
+makes the logit a·cos(q, d) + b + head(h) with the head's last layer at zero, so an untrained
+scorer ranks exactly as cosine does and training learns a correction to it."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ READOUTS = ("cls", "last")
 
 
 class EARScorer(nn.Module):
+    """Adequacy in [0, 1] of (query, document) embedding pairs (batch, D) → (batch,)."""
+
     def __init__(
         self,
         embedding_dim: int,
@@ -31,6 +34,7 @@ class EARScorer(nn.Module):
         causal: bool = True,
         readout: str = "last",
         interaction: bool = False,
+        cosine_residual: bool = False,
         dropout: float = 0.1,
     ) -> None:
         super().__init__()
@@ -42,12 +46,14 @@ class EARScorer(nn.Module):
         check_scalar(dropout, "dropout", low=0, high=1, inclusive="left")
         check_type(causal, "causal", bool)
         check_type(interaction, "interaction", bool)
+        check_type(cosine_residual, "cosine_residual", bool)
         check_choice(readout, "readout", READOUTS)
         if d_model % heads:
             raise ValueError(f"heads must divide d_model ({d_model}), got heads={heads}")
         if readout == "cls" and causal:
             raise ValueError("readout='cls' needs causal=False: a causal CLS token sees nothing")
-        self.causal, self.readout, self.interaction = causal, readout, interaction
+        self.causal, self.readout, self.interaction, self.cosine_residual = (
+            causal, readout, interaction, cosine_residual)  # fmt: skip
         self.expand_q = DimensionExpansion(embedding_dim, n_expand, d_model)
         self.expand_d = DimensionExpansion(embedding_dim, n_expand, d_model)
         self.special = nn.Parameter(torch.randn(2, d_model) * 0.02)  # CLS, SEP
@@ -64,9 +70,18 @@ class EARScorer(nn.Module):
             nn.Linear(d_model + int(interaction), d_model), nn.GELU(), nn.Linear(d_model, d_model // 2),
             nn.GELU(), nn.Linear(d_model // 2, 1),
         )  # fmt: skip
+        if cosine_residual:  # logit = a·cos + b + head(h): at first exactly cosine's ranking
+            nn.init.zeros_(self.head[-1].weight)
+            nn.init.zeros_(self.head[-1].bias)
+            self.cosine_scale = nn.Parameter(torch.tensor(8.0))
+            self.cosine_shift = nn.Parameter(torch.tensor(-4.0))
 
     def forward(self, q: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
         """Adequacy scores (batch,) in [0, 1] for query and document embeddings (batch, D)."""
+        return torch.sigmoid(self.logits(q, d))
+
+    def logits(self, q: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+        """The scores before the sigmoid (batch,)."""
         batch = q.shape[0]
         cls, sep = (self.special[i].expand(batch, 1, -1) for i in range(2))
         parts = [cls, self.expand_q(q), sep, self.expand_d(d)]
@@ -79,7 +94,10 @@ class EARScorer(nn.Module):
             mask = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # True = not allowed
         h = self.norm(self.encoder(x, mask=mask))
         out = h[:, 0] if self.readout == "cls" else h[:, -1]
+        cosine = nn.functional.cosine_similarity(q, d, dim=-1)
         if self.interaction:
-            cosine = nn.functional.cosine_similarity(q, d, dim=-1).unsqueeze(-1)
-            out = torch.cat([out, cosine], -1)
-        return torch.sigmoid(self.head(out)).squeeze(-1)
+            out = torch.cat([out, cosine.unsqueeze(-1)], -1)
+        logit = self.head(out).squeeze(-1)
+        if self.cosine_residual:
+            logit = logit + self.cosine_scale * cosine + self.cosine_shift
+        return logit

@@ -20,19 +20,11 @@ from paperplug.checks import (
 )
 from paperplug.harness import progress
 from paperplug_eareranker.bins import BIN_NAMES, adequacy_bin
-from paperplug_eareranker.loss import bin_aware_mse
+from paperplug_eareranker.loss import bin_aware_mse, listwise_loss
 from paperplug_eareranker.scorer import EARScorer
 
-ARCHITECTURE = (
-    "n_expand",
-    "d_model",
-    "layers",
-    "heads",
-    "causal",
-    "readout",
-    "interaction",
-    "dropout",
-)
+ARCHITECTURE = ("n_expand", "d_model", "layers", "heads", "causal", "readout", "interaction",
+                "cosine_residual", "dropout")  # fmt: skip
 
 
 def _embeddings(value: Any, name: str, width: int | None = None) -> np.ndarray:
@@ -55,6 +47,30 @@ def _device(device: Any) -> torch.device:
     return out
 
 
+def _by_query(rows: np.ndarray, query: torch.Tensor) -> list[np.ndarray]:
+    """`rows` split by their query id (`query`, 0..G−1 per row of the data)."""
+    ids = query[rows].numpy()
+    order = np.argsort(ids, kind="stable")
+    return np.split(rows[order], np.flatnonzero(np.diff(ids[order])) + 1)
+
+
+def _batches(queries: list[np.ndarray], size: int) -> list[np.ndarray]:
+    """Batches of about `size` rows made of whole queries."""
+    out, current, count = [], [], 0
+    for rows in queries:
+        current.append(rows)
+        count += len(rows)
+        if count >= size:
+            out.append(np.concatenate(current))
+            current, count = [], 0
+    return out + ([np.concatenate(current)] if current else [])
+
+
+def _positions(ids: torch.Tensor) -> torch.Tensor:
+    """Query ids renumbered 0..G−1 within a batch (what the listwise loss groups by)."""
+    return torch.unique(ids, return_inverse=True)[1]
+
+
 class EAReranker:
     """Embedding-based adequacy reranker (the Trainer component).
 
@@ -71,8 +87,10 @@ class EAReranker:
         causal: bool = True,
         readout: str = "last",
         interaction: bool = False,
+        cosine_residual: bool = False,
         dropout: float = 0.1,
         alpha: float = 1.0,
+        rank_weight: float = 0.0,
         lr: float = 3e-4,
         weight_decay: float = 0.01,
         epochs: int = 50,
@@ -90,6 +108,7 @@ class EAReranker:
             interaction,
             dropout,
         )
+        self.cosine_residual, self.rank_weight = cosine_residual, rank_weight
         self.alpha, self.lr, self.weight_decay, self.epochs = alpha, lr, weight_decay, epochs
         self.batch_size, self.patience, self.val_fraction = batch_size, patience, val_fraction
         self.seed, self.device, self.progress = seed, device, progress
@@ -101,6 +120,7 @@ class EAReranker:
     def _check_params(self) -> None:
         """The training parameters (the architecture's are checked by EARScorer)."""
         check_scalar(self.alpha, "alpha", low=0)
+        check_scalar(self.rank_weight, "rank_weight", low=0, high=float("inf"), inclusive="left")
         check_scalar(self.lr, "lr", low=0, inclusive="neither")
         check_scalar(self.weight_decay, "weight_decay", low=0)
         check_scalar(self.epochs, "epochs", "int", low=1)
@@ -145,35 +165,54 @@ class EAReranker:
         with seeded_torch(
             self.seed
         ):  # dropout draws from torch's generator: the caller's is restored
-            best_state = self._train(Q, D, y, tensors, train, val, optimizer)
+            best_state = self._train(groups, tensors, train, val, optimizer)
         if best_state is not None:
             self.model_.load_state_dict(best_state)
         self.model_.eval()
         self.embedding_dim_ = Q.shape[1]
         return self
 
-    def _train(self, Q, D, y, tensors, train, val, optimizer) -> dict | None:
-        """Epochs of AdamW on the bin-aware loss, early stopping on the validation loss."""
+    def _loss(self, logits: torch.Tensor, t: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
+        """The bin-aware MSE, plus rank_weight × the listwise loss over each query's documents."""
+        loss = bin_aware_mse(torch.sigmoid(logits), t, self.alpha)
+        if self.rank_weight:
+            loss = loss + self.rank_weight * listwise_loss(logits, t, group)
+        return loss
+
+    def _epoch_batches(self, train: np.ndarray, queries: list[np.ndarray], generator) -> list:
+        """Shuffled pairs in batches of batch_size (the paper's pointwise loss); with the
+        listwise loss, shuffled whole queries (a query's documents are ranked together)."""
+        if not self.rank_weight:
+            order = train[torch.randperm(len(train), generator=generator).numpy()]
+            return [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        shuffled = [queries[i] for i in torch.randperm(len(queries), generator=generator)]
+        return _batches(shuffled, self.batch_size)
+
+    def _train(self, groups, tensors, train, val, optimizer) -> dict | None:
+        """Epochs of AdamW on the loss, early stopping on the validation loss."""
         best, best_state, waited = np.inf, None, 0
         epochs = range(1, self.epochs + 1)
         generator = torch.Generator().manual_seed(self.seed)
+        local = torch.from_numpy(np.unique(groups, return_inverse=True)[1])
+        queries = _by_query(train, local)
+        val_rows = np.flatnonzero(val)
         for epoch in progress(epochs, "train EAR") if self.progress else epochs:
             self.model_.train()
-            order = train[torch.randperm(len(train), generator=generator).numpy()]
             total = 0.0
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start : start + self.batch_size]
+            for idx in self._epoch_batches(train, queries, generator):
                 q, d, t = (a[idx].to(self.device) for a in tensors)
-                loss = bin_aware_mse(self.model_(q, d), t, self.alpha)
+                loss = self._loss(
+                    self.model_.logits(q, d), t, _positions(local[idx]).to(self.device)
+                )
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
                 total += loss.item() * len(idx)
-            record = {"epoch": epoch, "train_loss": total / len(order)}
-            if val.any():
-                pred = self._predict(Q[val], D[val])
+            record = {"epoch": epoch, "train_loss": total / len(train)}
+            if len(val_rows):
+                logits = self._logits(tensors[0][val_rows].numpy(), tensors[1][val_rows].numpy())
                 record["val_loss"] = float(
-                    bin_aware_mse(torch.from_numpy(pred), tensors[2][val], self.alpha)
+                    self._loss(logits.cpu(), tensors[2][val_rows], _positions(local[val_rows]))
                 )
                 if record["val_loss"] < best - 1e-6:
                     best, waited = record["val_loss"], 0
@@ -181,21 +220,22 @@ class EAReranker:
                 else:
                     waited += 1
             self.history_.log(**record)
-            if val.any() and waited >= self.patience:
+            if len(val_rows) and waited >= self.patience:
                 break
         return best_state
 
     @torch.no_grad()
-    def _predict(self, Q: np.ndarray, D: np.ndarray) -> np.ndarray:
+    def _logits(self, Q: np.ndarray, D: np.ndarray) -> torch.Tensor:
+        """The scorer's logits for pairs of embeddings, in chunks of 1024 pairs."""
         self.model_.eval()
         out = [
-            self.model_(
+            self.model_.logits(
                 torch.from_numpy(Q[i : i + 1024]).to(self.device),
                 torch.from_numpy(D[i : i + 1024]).to(self.device),
             )
             for i in range(0, len(Q), 1024)
         ]
-        return torch.cat(out).cpu().numpy()
+        return torch.cat(out)
 
     def score(self, query_embeddings: Any, document_embeddings: Any) -> np.ndarray:
         """Adequacy in [0, 1] of each (query, document) pair of embeddings; one query is
@@ -206,7 +246,7 @@ class EAReranker:
         if len(Q) == 1 and len(D) > 1:
             Q = np.repeat(Q, len(D), axis=0)
         check_consistent_length(query_embeddings=Q, document_embeddings=D)
-        return self._predict(Q, D)
+        return torch.sigmoid(self._logits(Q, D)).cpu().numpy()
 
     def rerank(self, query_embedding: Any, document_embeddings: Any, k: int | None = None,
                min_score: float | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
@@ -236,7 +276,7 @@ class EAReranker:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         torch.save(self.model_.state_dict(), path / "ear.pt")
-        config = {k: getattr(self, k) for k in (*ARCHITECTURE, "alpha")} | {
+        config = {k: getattr(self, k) for k in (*ARCHITECTURE, "alpha", "rank_weight")} | {
             "embedding_dim": self.embedding_dim_
         }
         (path / "ear.json").write_text(json.dumps(config, indent=2))
