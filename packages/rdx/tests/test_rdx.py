@@ -94,3 +94,21 @@ def test_knn_beyond_the_items_is_named():
     R0, R1, _ = planted_mixture(300, seed=0)
     with pytest.raises(ValueError, match=r"knn must lie in \[1, 299\], got 5000"):
         RDX(knn=5000).explain(None, (R0, R1))
+
+
+def test_bsr_of_a_merge_grid_is_its_share_of_cross_label_pairs(mixture):
+    """issue 35 (grid BSR near 0.55 with the merge in every grid): in a merge, same-label pairs
+    rank farther in the merging model (the other label's items moved in), so BSR is exactly
+    the share of cross-label pairs, at most 2·5·4/72 for a grid of nine."""
+    R0, R1, labels = mixture
+    explanation = RDX().explain(None, (R0, R1))
+    D0, D1 = neighborhood_ranks(R0), neighborhood_ranks(R1)
+    for grid, score in zip(
+        explanation.values["1_over_0"], explanation.meta["bsr"]["1_over_0"], strict=True
+    ):
+        i, j = np.meshgrid(grid, grid, indexing="ij")
+        off = i != j
+        cross = off & (labels[i] != labels[j])
+        wins = D1[i, j] < D0[i, j]
+        assert wins[cross].all() and not wins[off & ~cross].any()
+        assert score == pytest.approx(cross.sum() / off.sum()) and score <= 40 / 72 + 1e-12
