@@ -46,7 +46,9 @@ def test_check_array_rejects_nan_and_inf_naming_the_argument_and_the_first_place
     ("value", "error", "pattern"),
     [
         (np.full((2, 2), "a"), TypeError, r"X must hold real numbers, got dtype <U1 \(strings\)"),
-        (np.array([object(), 1]), TypeError, r"X must hold real numbers, got dtype object"),
+        (np.array([object(), 1]), TypeError, r"X must hold real numbers: float\(\) argument"),
+        (np.eye(2) + 1j, ValueError, "X must hold real numbers: Complex data not supported"),
+        (np.zeros(3), ValueError, r"X must be 2-dimensional.*Reshape your data with X\.reshape"),
         (np.zeros((0, 3)), ValueError, r"X is empty or too small: needs at least 1 rows"),
         (np.zeros((3, 0)), ValueError, r"X is empty: got shape \(3, 0\)"),
         (None, TypeError, "X must be an array, got None"),
@@ -55,7 +57,21 @@ def test_check_array_rejects_nan_and_inf_naming_the_argument_and_the_first_place
 )
 def test_check_array_rejects_bad_kinds(value, error, pattern):
     with pytest.raises(error, match=pattern):
-        check_array(value, "X")
+        check_array(value, "X", ndim=2 if pattern.startswith("X must be 2") else None)
+
+
+def test_numbers_held_as_objects_are_read_and_sparse_input_is_refused_by_name():
+    from scipy import sparse
+
+    assert check_array(np.array([[1, 2.5]], dtype=object), "X").tolist() == [[1.0, 2.5]]
+    with pytest.raises(TypeError, match=r"X is a scipy sparse matrix.*X\.toarray\(\)"):
+        check_array(sparse.csr_matrix(np.eye(3)), "X")
+    with pytest.raises(TypeError, match=r"y must be an array, got .*Opaque"):
+
+        class Opaque:
+            pass
+
+        check_consistent_length(X=np.zeros(3), y=Opaque())
 
 
 def test_check_array_shape_ndim_and_min_samples():

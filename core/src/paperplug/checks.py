@@ -99,9 +99,15 @@ def _check_layout(
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if len(shape) not in allowed:
             want = " or ".join(str(a) for a in allowed)
+            hint = ""
+            if allowed == (2,) and len(shape) == 1:
+                hint = (
+                    f". Reshape your data with {name}.reshape(-1, 1) if it holds one feature "
+                    f"or {name}.reshape(1, -1) if it holds one sample"
+                )
             raise ValueError(
                 f"{name} must be {want}-dimensional, got {len(shape)} dimensions "
-                f"(shape {_shape_text(shape)})"
+                f"(shape {_shape_text(shape)}){hint}"
             )
     if min_samples and len(shape) >= 1 and shape[0] < min_samples:
         raise ValueError(
@@ -109,7 +115,12 @@ def _check_layout(
             f"axis, got shape {_shape_text(shape)}"
         )
     if min_samples and len(shape) >= 1 and 0 in shape:
-        raise ValueError(f"{name} is empty: got shape {_shape_text(shape)}")
+        axis = shape.index(0)
+        what = "feature(s)" if axis == 1 else f"entries along axis {axis}"
+        raise ValueError(
+            f"{name} is empty: got shape {_shape_text(shape)}, 0 {what} "
+            f"(shape={_shape_text(shape)}) while a minimum of 1 is required."
+        )
 
 
 def _nonfinite_message(name: str, count: int, index: tuple[int, ...]) -> str:
@@ -144,11 +155,23 @@ def check_array(
         raise TypeError(f"{name} must be an array, got None")
     if is_tensor(value):
         value = value.detach().cpu().numpy()
+    if type(value).__module__.startswith("scipy.sparse"):
+        raise TypeError(
+            f"{name} is a scipy sparse matrix, and sparse input is not supported here: "
+            f"pass {name}.toarray()"
+        )
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists
         raise ValueError(f"{name} must be a rectangular array: {exc}") from None
     kind = arr.dtype.kind
+    if kind == "O" and arr.size:  # numbers held as objects (a mixed DataFrame's values)
+        try:
+            arr, kind = arr.astype(np.float64), "f"
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must hold real numbers: {exc}") from None
+    if kind == "c":  # a ValueError with scikit-learn's wording, which its estimator checks expect
+        raise ValueError(f"{name} must hold real numbers: Complex data not supported ({arr.dtype})")
     if kind not in "biuf":
         raise TypeError(
             f"{name} must hold real numbers, got dtype {arr.dtype}"
@@ -251,10 +274,21 @@ def check_data(value: Any, name: str, **kw: Any) -> Any:
     return check_tensor(value, name, **kw) if is_tensor(value) else check_array(value, name, **kw)
 
 
+def _length(value: Any, name: str) -> int:
+    """Rows of an array-like (one without len, as scikit-learn's checks pass, included)."""
+    import numpy as np
+
+    if hasattr(value, "__len__"):
+        return len(value)
+    if np.asarray(value).ndim == 0:
+        raise TypeError(f"{name} must be an array, got {_type_name(value)}")
+    return len(np.asarray(value))
+
+
 def check_consistent_length(**arrays: Any) -> int:
     """The common first-axis length of named arrays (None skipped): `X` and `y` of 10 and 9 rows
     raise an error naming both."""
-    lengths = {k: len(v) for k, v in arrays.items() if v is not None}
+    lengths = {k: _length(v, k) for k, v in arrays.items() if v is not None}
     if len(set(lengths.values())) > 1:
         text = ", ".join(f"{k} has {n}" for k, n in lengths.items())
         raise ValueError(f"{' and '.join(lengths)} must have the same number of rows: {text}")

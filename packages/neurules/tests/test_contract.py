@@ -10,6 +10,14 @@ from paperplug.testing import TrainerContract
 class TestContract(TrainerContract):
     component = "neurules"
     params = {"n_epochs": 30, "batch_size": 200, "random_state": 0}
+    bad_params = {
+        "n_epochs": [0, 2.5],
+        "lr": [0.0, -1.0],
+        "min_support": [1.5],
+        "anneal_factor": [0.5],
+        "freeze_heads": [-0.1],
+        "class_weight": ["auto"],
+    }
 
     @pytest.fixture
     def fit_case(self):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -13,11 +13,31 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from paperplug.checks import check_array, check_consistent_length, check_scalar
 from paperplug_neurules.extraction import Rule, RuleList, extract_rule_list
 from paperplug_neurules.network import NeuralRuleList
 from paperplug_neurules.training import TrainingConfig, train_rule_list
 
 _POSITIVE = ("lr", "predicate_temp", "selector_temp")
+
+
+def _check_labels(y: Any, name: str) -> None:
+    """Class labels (numbers or strings) in a non-empty 1-D array, or an error naming `name`."""
+    if y is None:
+        raise ValueError(f"{name}: NeuRules requires y to be passed, but the target y is None")
+    if isinstance(y, (str, bytes)) or not (hasattr(y, "__len__") or hasattr(y, "__array__")):
+        raise TypeError(f"{name} must be a 1-D array of class labels, got {type(y).__name__}")
+    labels = np.asarray(y)
+    if labels.ndim == 2 and labels.shape[1] == 1:  # a column: validate_data warns and ravels it
+        labels = labels.ravel()
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError(
+            f"{name} must be a non-empty 1-D array of class labels, got {labels.shape}"
+        )
+    try:
+        check_classification_targets(labels)
+    except ValueError as exc:
+        raise ValueError(f"{name} must hold class labels: {exc}") from None
 
 
 class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
@@ -69,23 +89,14 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_params(self) -> None:
         for name in _POSITIVE:
-            value = getattr(self, name)
-            if not isinstance(value, numbers.Real) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
+            check_scalar(getattr(self, name), name, low=0, inclusive="neither")
         for name in ("n_rules", "n_epochs", "batch_size"):
-            value = getattr(self, name)
-            if value is None and name != "n_epochs":
-                continue
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not 0 <= self.min_support <= 1:
-            raise ValueError(f"min_support must lie in [0, 1], got {self.min_support!r}")
-        if self.lambda_support < 0 or self.eps < 0 or self.head_init < 0:
-            raise ValueError("lambda_support, eps and head_init must be >= 0")
-        if self.anneal_factor < 1:
-            raise ValueError(f"anneal_factor must be >= 1, got {self.anneal_factor!r}")
-        if not 0 <= self.freeze_heads <= 1:
-            raise ValueError(f"freeze_heads must lie in [0, 1], got {self.freeze_heads!r}")
+            check_scalar(getattr(self, name), name, "int", low=1, allow_none=name != "n_epochs")
+        for name in ("lambda_support", "eps", "head_init"):
+            check_scalar(getattr(self, name), name, low=0)
+        check_scalar(self.min_support, "min_support", low=0, high=1)
+        check_scalar(self.anneal_factor, "anneal_factor", low=1)
+        check_scalar(self.freeze_heads, "freeze_heads", low=0, high=1)
         if not (
             self.class_weight is None
             or self.class_weight == "balanced"
@@ -105,8 +116,10 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         row of weight 0 is left out, so integer weights act like repeated rows.
         """
         self._check_params()
+        check_array(X, "X", ndim=2)  # named errors first; validate_data keeps column names
+        _check_labels(y, "y")
+        check_consistent_length(X=X, y=y)
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
         weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if self.class_weight is not None:
             weight = weight * compute_sample_weight(self.class_weight, y)
@@ -199,7 +212,14 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
 
     def _validated(self, X) -> np.ndarray:
         check_is_fitted(self, "rule_list_")
+        check_array(X, "X", ndim=2)
         return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy of `predict(X)` against the labels `y`."""
+        _check_labels(y, "y")
+        check_consistent_length(X=X, y=y)
+        return super().score(X, y, sample_weight)
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities of the rule that answers each row (the hard list)."""
