@@ -9,6 +9,14 @@ from paperplug.testing import TrainerContract
 class TestContract(TrainerContract):
     component = "nesy"
     params = {"epochs": 2, "hidden": 8, "progress": False, "test_mitigation": "carot"}
+    bad_params = {
+        "train_mitigation": ["ot"],
+        "epochs": [0, 1.5],
+        "lr": [0.0],
+        "val_fraction": [1.0, -0.1],
+        "marginal": ["gold", [0.5, 0.5]],
+        "test_prior": ["balanced"],
+    }
 
     @pytest.fixture
     def fit_case(self):

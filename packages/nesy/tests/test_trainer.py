@@ -7,6 +7,8 @@ import torch
 from paperplug_nesy import NeSyImbalanceTrainer, max_of, report, sum_of
 from paperplug_nesy.embedded import long_tailed_bags
 
+from paperplug.checks import NotFittedError
+
 SMALL = {"epochs": 8, "progress": False}
 
 
@@ -66,9 +68,9 @@ def test_bad_inputs_are_named():
     fit = NeSyImbalanceTrainer(**SMALL).fit
     with pytest.raises(ValueError, match="bags must be"):
         fit(bags[:, :2], s)
-    with pytest.raises(ValueError, match="one weak label per bag"):
+    with pytest.raises(ValueError, match="bags and s must have the same number of rows"):
         fit(bags, s[:5])
-    with pytest.raises(ValueError, match="cannot output"):
+    with pytest.raises(ValueError, match=r"s holds \[12\], which MAX-3 cannot output"):
         fit(bags, np.full(10, 12))
     with pytest.raises(ValueError, match="NaN"):
         fit(np.full((10, 3, 4), np.nan), s)
@@ -82,5 +84,8 @@ def test_bad_inputs_are_named():
         NeSyImbalanceTrainer(sigma="min", **SMALL).fit(bags, s)
     with pytest.raises(TypeError, match="model must be"):
         NeSyImbalanceTrainer(model=3, **SMALL).fit(bags, s)
-    with pytest.raises(RuntimeError, match="call fit"):
+    with pytest.raises(NotFittedError):
         NeSyImbalanceTrainer().predict(bags[0])
+    fitted = NeSyImbalanceTrainer(**SMALL).fit(bags, s)
+    with pytest.raises(ValueError, match=r"X must be \(n, 4\) instances"):
+        fitted.predict(bags[0][:, :3])

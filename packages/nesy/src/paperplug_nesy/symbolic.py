@@ -42,13 +42,15 @@ class SymbolicFunction:
             raise ValueError(f"{self.name} never outputs {s!r}; outputs are {self.outputs}")
         return self._proofs[s]
 
-    def index(self, s: object) -> np.ndarray:
-        """Positions of outputs `s` in `outputs` (raises naming an impossible output)."""
+    def index(self, s: object, name: str = "s") -> np.ndarray:
+        """Positions of outputs `s` in `outputs` (raises naming `name` and an impossible output)."""
         lookup = {v: i for i, v in enumerate(self.outputs)}
         values = np.asarray(s).ravel()
-        bad = [v for v in values.tolist() if v not in lookup]
+        bad = list(dict.fromkeys(v for v in values.tolist() if v not in lookup))  # distinct
         if bad:
-            raise ValueError(f"{self.name} cannot output {bad[:5]}; outputs are {self.outputs}")
+            raise ValueError(
+                f"{name} holds {bad[:5]}, which {self.name} cannot output; outputs are {self.outputs}"
+            )
         return np.array([lookup[v] for v in values.tolist()], dtype=np.int64)
 
 

@@ -13,6 +13,14 @@ import torch
 from torch import nn
 
 from paperplug import History, seeded_torch
+from paperplug.checks import (
+    check_array,
+    check_choice,
+    check_consistent_length,
+    check_distribution,
+    check_is_fitted,
+    check_scalar,
+)
 from paperplug.harness import progress
 from paperplug_nesy.calibration import carot_plan, choose_carot, choose_la, logit_adjustment
 from paperplug_nesy.lp import pseudo_labels
@@ -87,46 +95,51 @@ class NeSyImbalanceTrainer:
         )
         self.warmup_epochs, self.test_prior = warmup_epochs, test_prior
 
+    def _check_params(self) -> None:
+        check_choice(self.train_mitigation, "train_mitigation", TRAIN)
+        check_choice(self.test_mitigation, "test_mitigation", TEST)
+        check_scalar(self.M, "M", "int", low=1)
+        check_scalar(self.n_classes, "n_classes", "int", low=2)
+        check_scalar(self.hidden, "hidden", "int", low=1)
+        check_scalar(self.epochs, "epochs", "int", low=1)
+        check_scalar(self.warmup_epochs, "warmup_epochs", "int", low=0, allow_none=True)
+        check_scalar(self.batch_size, "batch_size", "int", low=1)
+        check_scalar(self.lr, "lr", low=0, inclusive="neither")
+        check_scalar(self.val_fraction, "val_fraction", low=0, high=1, inclusive="left")
+        check_scalar(self.seed, "seed", "int")
+
     def _check(self, bags: Any, s: Any) -> tuple[np.ndarray, np.ndarray]:
-        if self.train_mitigation not in TRAIN or self.test_mitigation not in TEST:
-            raise ValueError(
-                f"train_mitigation must be one of {TRAIN} and test_mitigation one of {TEST}"
-            )
-        X = np.asarray(bags.detach().cpu() if hasattr(bags, "detach") else bags, dtype=np.float32)
+        X = check_array(bags, "bags").astype(np.float32)
         if X.ndim < 3 or X.shape[1] != self.sigma_.M:
             raise ValueError(
                 f"bags must be (N, M={self.sigma_.M}, ...features), got shape {X.shape}"
             )
-        if not np.isfinite(X).all():
-            raise ValueError("bags hold NaN or infinite values")
+        if isinstance(s, (str, bytes)) or np.ndim(s) == 0:
+            raise TypeError(
+                f"s must be an array of weak labels, one per bag, got {type(s).__name__}"
+            )
         s = np.asarray(s).ravel()
-        if len(s) != len(X):
-            raise ValueError(f"one weak label per bag: {len(X)} bags, {len(s)} labels")
-        self.sigma_.index(s)
+        check_consistent_length(bags=X, s=s)
+        self.sigma_.index(s, "s")
         return X, s
 
     def fit(self, bags: Any, s: Any) -> NeSyImbalanceTrainer:
+        self._check_params()
         self.sigma_ = _sigma(self.sigma, self.M, self.n_classes)
         X, s = self._check(bags, s)
+        self.instance_shape_ = X.shape[2:]
         rng = np.random.default_rng(self.seed)
         order = rng.permutation(len(X))
         n_val = round(self.val_fraction * len(X)) if self.test_mitigation else 0
         val, train = order[:n_val], order[n_val:]
         if isinstance(self.marginal, str):
-            if self.marginal != "estimate":
-                raise ValueError(f"marginal must be 'estimate' or an array, got {self.marginal!r}")
+            check_choice(self.marginal, "marginal", ("estimate",))
             self.marginal_ = estimate_marginal(self.sigma_, s[train], seed=self.seed)
         else:
-            self.marginal_ = np.asarray(self.marginal, dtype=np.float64)
-            if (
-                self.marginal_.shape != (self.sigma_.C,)
-                or (self.marginal_ < 0).any()
-                or not np.isclose(self.marginal_.sum(), 1)
-            ):
-                raise ValueError(f"marginal must be a distribution over {self.sigma_.C} classes")
-        prior = self._test_prior()
-        if prior.shape != (self.sigma_.C,) or (prior < 0).any() or not np.isclose(prior.sum(), 1):
-            raise ValueError(f"test_prior must be a distribution over {self.sigma_.C} classes")
+            self.marginal_ = check_distribution(
+                self.marginal, "marginal", size=self.sigma_.C
+            ).copy()
+        self._test_prior()  # checked before training
         features = int(np.prod(X.shape[2:]))
         with seeded_torch(self.seed):
             self.model_ = self._build(features).to(self.device)
@@ -202,17 +215,19 @@ class NeSyImbalanceTrainer:
         if self.test_prior is None:
             return self.marginal_
         if isinstance(self.test_prior, str):
-            if self.test_prior != "uniform":
-                raise ValueError(
-                    f"test_prior must be None, 'uniform' or an array, got {self.test_prior!r}"
-                )
+            check_choice(self.test_prior, "test_prior", ("uniform",))
             return np.full(self.sigma_.C, 1.0 / self.sigma_.C)
-        return np.asarray(self.test_prior, dtype=np.float64)
+        return check_distribution(self.test_prior, "test_prior", size=self.sigma_.C).copy()
 
     def _instances(self, X: Any) -> np.ndarray:
-        if not hasattr(self, "model_"):
-            raise RuntimeError("call fit() before predicting")
-        return np.asarray(X.detach().cpu() if hasattr(X, "detach") else X, dtype=np.float32)
+        check_is_fitted(self, "model_")
+        X = check_array(X, "X").astype(np.float32)
+        if X.shape[1:] != self.instance_shape_:
+            raise ValueError(
+                f"X must be (n, {', '.join(map(str, self.instance_shape_))}) instances like the "
+                f"bags' at fit, got shape {X.shape}"
+            )
+        return X
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of each instance (n, ...features), without test-time mitigation."""
