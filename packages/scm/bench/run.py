@@ -5,6 +5,8 @@ replies under the cumulative and the windowed delay-k; interleaved conversations
 tables and ratios.
 
 make bench PKG=scm            (ARGS="--seeds 0" for a quicker run)
+make bench PKG=scm ARGS="--long"   (only the long-reply section: SCM trained on short replies
+                                    against SCM trained with stitched long benign replies)
 
 No installable peer runs here offline (llm-guard pins transformers 4.51 and needs downloaded
 weights): the baselines are the paper's own, trained in-house on the same inputs.
@@ -27,6 +29,10 @@ LABELS = {
     "scm": "SCM (token head, delay-k)",
     "scm_no_logic": "SCM without logic loss (γ=0)",
     "full": "full detector on growing prefixes",
+}
+LONG_LABELS = {
+    "scm": "SCM, trained on the data's replies",
+    "scm_long": "SCM + stitched long benign replies",
 }
 PAPER = {"scm": "95.64 / 18%", "scm_no_logic": "(1.5B: 92.53)", "full": "88.77 / -"}
 
@@ -174,13 +180,91 @@ def false_stops(trainer: Any, test: list[dict], n_replies: int) -> list[list[Any
     return rows
 
 
+LONG_WORDS = (500, 1000, 2000, 4000)
+
+
+def stop_share(scores: list[list[float]], theta: float, k: int) -> float:
+    from paperplug_scm.stopping import delay_k_stop
+
+    return sum(delay_k_stop(s, theta, k) is not None for s in scores) / len(scores)
+
+
+def long_scores(trainer: Any, examples: list[dict]) -> list[list[float]]:
+    """Token scores of whole replies, one at a time (a full pass equals the stream's scores)."""
+    from paperplug_scm.fineharm import encode_fineharm
+    from paperplug_scm.model import score_responses
+
+    enc = encode_fineharm(examples, trainer.tokenizer_, max_length=10**6)
+    return score_responses(trainer.model_, enc, batch_size=1)
+
+
+def as_benign_example(prompt: str, text: str) -> dict:
+    words = text.split(" ")
+    return {
+        "prompt": prompt,
+        "sentences": [text],
+        "sentence_labels": [0],
+        "words": [words],
+        "word_labels": [[0] * len(words)],
+    }
+
+
+def long_section(seeds: list[int], n_replies: int) -> str:
+    """False stops of benign replies of 500-4000 words against those on validation, and harmful
+    replies stopped (the test set's, and the test set's put at a random depth of 500-2000
+    benign words), for SCM as trained on the data and SCM with stitched long benign replies."""
+    import time
+
+    from paperplug_scm.stitching import stitch_replies
+
+    rows: dict[str, list[list[float]]] = {name: [] for name in LONG_LABELS}
+    for seed in progress(seeds, "seeds"):
+        train, val, test = load_data(seed)
+        benign = {
+            n: [as_benign_example(*long_reply(n, seed=1000 + i)) for i in range(n_replies)]
+            for n in LONG_WORDS
+        }
+        deep = stitch_replies(
+            test, 2 * n_replies, min_words=500, max_words=2000, harmful_fraction=1.0, seed=seed
+        )
+        for name in LONG_LABELS:
+            start = time.process_time()
+            tr = train_variant(name, train, val, seed=seed, progress=False)
+            cpu = time.process_time() - start
+            th, k = tr.theta_, tr.k_
+            val_scores, val_labels = tr.score(val)
+            test_scores, test_labels = tr.score(test)
+            val_benign = [s for s, y in zip(val_scores, val_labels, strict=True) if y == 0]
+            test_harmful = [s for s, y in zip(test_scores, test_labels, strict=True) if y == 1]
+            row = [100 * stop_share(val_benign, th, k)]
+            row += [100 * stop_share(long_scores(tr, benign[n]), th, k) for n in LONG_WORDS]
+            row += [100 * stop_share(test_harmful, th, k)]
+            row += [100 * stop_share(long_scores(tr, deep), th, k), cpu]
+            rows[name].append(row)
+    out = []
+    for name, per_seed in rows.items():
+        cells = [fmt_ci([r[c] for r in per_seed], 1) for c in range(len(per_seed[0]) - 1)]
+        out.append(
+            [LONG_LABELS[name], *cells, f"{sum(r[-1] for r in per_seed) / len(per_seed):.0f}"]
+        )
+    header = ["method", "validation benign stopped %"]
+    header += [f"{n} words stopped %" for n in LONG_WORDS]
+    header += ["harmful test stopped %", "harmful at depth stopped %", "train CPU s"]
+    return table(out, header)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--n-train", type=int, default=800)
     parser.add_argument("--long-replies", type=int, default=20, help="benign replies per length")
+    parser.add_argument("--long", action="store_true", help="only the long-reply section")
     args = parser.parse_args(argv)
     single_thread()
+    if args.long:
+        print(f"== long replies ({args.long_replies} benign replies per length and seed)")
+        print(long_section(args.seeds, args.long_replies))
+        return 0
     results: dict[str, list[dict]] = {name: [] for name in LABELS}
     prompts, stops = [], []
     for seed in progress(args.seeds, "seeds"):

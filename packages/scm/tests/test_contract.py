@@ -36,6 +36,8 @@ class TestTrainerContract(TrainerContract):
         "sep": [1],
         "thetas": [[], [0.0], [1.5]],
         "ks": [[], [0], [2.5]],
+        "long_replies": [-0.5, float("nan")],
+        "long_words": [0, 2.5],
         "tiny": ["small"],
         "seed": [1.5],
     }

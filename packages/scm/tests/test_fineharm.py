@@ -45,6 +45,18 @@ def test_token_labels_by_hand(tok):
     assert words[8] == "disable" and enc.token_labels[n_prompt + 8] == 1
 
 
+def test_truncated_reply_is_judged_on_what_is_kept(tok):
+    """Cut by max_length before its first harmful word, a harmful reply is a benign training
+    reply (else the logic loss asks a benign prefix for a harmful token); cut after it, or
+    not cut, it stays harmful."""
+    n_prompt = 7  # "disable" is response token 8 (see above)
+    assert token_labels(EXAMPLE, tok, max_length=n_prompt + 8).response_label == 0
+    assert token_labels(EXAMPLE, tok, max_length=n_prompt + 9).response_label == 1
+    assert token_labels(EXAMPLE, tok, max_length=n_prompt + 15).response_label == 1
+    cut = token_labels(EXAMPLE, tok, max_length=n_prompt + 8)
+    assert len(cut.input_ids) == len(cut.token_labels) == n_prompt + 8
+
+
 def test_unaligned_tokens_are_ignored(tok):
     # words cover only part of the sentence: tokens outside every word get -100
     ex = {**EXAMPLE, "words": [["Sure"], ["disable", "alarm"]], "word_labels": [[0], [1, 1]]}
@@ -78,7 +90,7 @@ def test_synthetic_labels_follow_the_lexicon():
 )
 def test_bad_examples_rejected(tok, bad, err):
     before = copy.deepcopy(bad)
-    with pytest.raises(err):
+    with pytest.raises(err, match=r"examples\[1\]"):  # the message names the bad row
         encode_fineharm([EXAMPLE, bad], tok)
     assert bad == before
 

@@ -3,6 +3,7 @@ process, the caller's random state, checkpoints, bad input."""
 
 import json
 import os
+import random
 import subprocess
 import sys
 
@@ -15,7 +16,10 @@ from paperplug_scm import (
     load_data,
     long_reply,
     make_fineharm_like,
+    n_words,
+    stitch_replies,
 )
+from paperplug_scm.training import length_batches
 
 from paperplug.checks import NotFittedError
 from paperplug.testing import global_rng_untouched
@@ -123,3 +127,72 @@ def test_bad_training_input_rejected(splits):
     with pytest.raises(FileNotFoundError, match="not an SCM checkpoint"):
         SCMTrainer.load("/nonexistent/ckpt")
     assert json.dumps(splits[0][:2]) == before
+
+
+def test_stitched_replies_join_each_epoch(splits, monkeypatch):
+    """`long_replies=0.5` adds half as many stitched benign replies, fresh each epoch, from the
+    longest training reply up to `long_words`; `long_replies=0` trains on the data alone."""
+    import paperplug_scm.training as training
+
+    calls = []
+
+    def spy(examples, n, **kw):
+        calls.append((len(examples), n, kw))
+        return stitch_replies(examples, n, **kw)
+
+    monkeypatch.setattr(training, "stitch_replies", spy)
+    train = splits[0][:24]
+    settings = {**TINIER, "epochs": 2}
+    tr = SCMTrainer(seed=3, long_replies=0.5, long_words=150, **settings).fit(train)
+    longest = max(n_words(ex) for ex in train)
+    assert [c[:2] for c in calls] == [(24, 12), (24, 12)]
+    assert {c[2]["seed"] for c in calls} == {3000, 3001}  # fresh replies each epoch
+    assert all(c[2]["min_words"] == longest and c[2]["max_words"] == 150 for c in calls)
+    assert all(c[2]["harmful_fraction"] == 0.0 for c in calls)
+    assert len(tr.history_) == 2 * 5  # ceil((24 + 12) / 8) batches an epoch
+    calls.clear()
+    assert len(SCMTrainer(seed=3, **settings).fit(train).history_) == 2 * 3 and not calls
+
+
+def test_length_batches_cover_the_epoch_once_sorted_within_pools():
+    rng = random.Random(0)
+    lengths = [rng.randrange(5, 500) for _ in range(100)]
+    batches = length_batches(lengths, 8, random.Random(1), pool=4)
+    assert sorted(i for b in batches for i in b) == list(range(100))
+    assert [len(b) for b in batches].count(8) == 12
+    spread = [lengths[b[-1]] - lengths[b[0]] for b in batches]
+    assert all(s >= 0 for s in spread)  # each batch sorted by length
+    # a pool of 4 batches sorted: a batch spans about a quarter of the range (random: 7/9)
+    assert sum(spread) / len(spread) < 0.5 * (max(lengths) - min(lengths))
+
+
+def test_stitched_long_replies_lower_false_stops_on_long_benign_replies(trained, splits):
+    """The false stop of issue 34: trained on ~70-token replies, the monitor stops 6 of 10
+    benign 1,000-word replies (θ_/k_ from validation); trained with stitched benign replies
+    up to 1,000 words, 1 of 10, still stopping every harmful test reply."""
+    from conftest import SMALL
+    from paperplug_scm.fineharm import encode_fineharm
+    from paperplug_scm.model import score_responses
+    from paperplug_scm.stopping import delay_k_stop
+
+    train, val, test = splits
+    long = SCMTrainer(
+        progress=False, tiny=SMALL, seed=0, long_replies=0.1, long_words=1000, **EMBEDDED_TRAINING
+    ).fit(train, val)
+    replies = []
+    for i in range(10):
+        prompt, text = long_reply(1000, seed=100 + i)
+        words = text.split(" ")
+        replies.append(
+            {"prompt": prompt, "sentences": [text], "sentence_labels": [0], "words": [words]}
+            | {"word_labels": [[0] * len(words)]}
+        )
+
+    def stopped(tr, examples):
+        scores = score_responses(tr.model_, encode_fineharm(examples, tr.tokenizer_), batch_size=1)
+        return sum(delay_k_stop(s, tr.theta_, tr.k_) is not None for s in scores)
+
+    assert stopped(trained, replies) >= 5  # measured: 6
+    assert stopped(long, replies) <= 2  # measured: 1
+    harmful = [ex for ex in test if any(ex["sentence_labels"])]
+    assert stopped(long, harmful) == len(harmful)

@@ -17,6 +17,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "scm": {},  # the paper's dual supervision with the logic loss
     "scm_no_logic": {"gamma": 0.0},  # the ablation without L_logic
     "full": {"alpha": 0.0, "gamma": 0.0, "head": "response"},  # full detector on prefixes
+    # + a tenth as many benign replies of 100-4000 words stitched from the data (ours)
+    "scm_long": {"long_replies": 0.1, "long_words": 4000},
 }
 
 

@@ -111,10 +111,13 @@ def token_labels(
         labels.append(int(any(hit)) if hit else IGNORE_INDEX)
     ids = (prompt_ids + list(enc["input_ids"]))[:max_length]
     labels = ([IGNORE_INDEX] * len(prompt_ids) + labels)[:max_length]
+    harmful = any(int(y) for y in example["sentence_labels"])
+    if len(ids) < len(prompt_ids) + len(enc["input_ids"]):  # truncated: judge what is kept,
+        harmful = 1 in labels  # or the logic loss asks a benign prefix for a harmful token
     return EncodedExample(
         input_ids=ids,
         token_labels=labels,
-        response_label=int(any(int(y) for y in example["sentence_labels"])),
+        response_label=int(harmful),
         response_start=min(len(prompt_ids), len(ids)),
     )
 

@@ -29,6 +29,7 @@ from paperplug_scm.evaluation import KS, THETAS, choose_theta_k, stream_metrics
 from paperplug_scm.fineharm import check_examples, encode_fineharm
 from paperplug_scm.loss import DualSupervisionLoss
 from paperplug_scm.model import HEADS, SCMModel, pad_batch, score_responses
+from paperplug_scm.stitching import n_words, stitch_replies
 from paperplug_scm.stopping import check_rule
 from paperplug_scm.streaming import StreamingMonitor
 from paperplug_scm.synthetic import build_word_tokenizer, example_texts
@@ -48,8 +49,26 @@ SETTINGS = (
     "max_length",
     "sep",
     "window",
+    "long_replies",
+    "long_words",
+    "long_harmful",
     "seed",
 )
+
+
+def length_batches(
+    lengths: Sequence[int], batch_size: int, rng: random.Random, pool: int = 16
+) -> list[list[int]]:
+    """One epoch's batches: a shuffled order, cut into pools of `pool` batches sorted by
+    length (so a long reply is padded with long ones, not with 8 short ones), shuffled."""
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    batches = []
+    for start in range(0, len(order), batch_size * pool):
+        chunk = sorted(order[start : start + batch_size * pool], key=lengths.__getitem__)
+        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
 
 
 class SCMTrainer:
@@ -85,6 +104,9 @@ class SCMTrainer:
         theta: float = 0.5,
         k: int = 4,
         window: int | None = None,
+        long_replies: float = 0.0,
+        long_words: int = 4000,
+        long_harmful: float = 0.0,
         tiny: dict[str, int] | None = None,
         device: str | torch.device = "cpu",
         seed: int = 42,
@@ -96,6 +118,11 @@ class SCMTrainer:
         self.batch_size, self.grad_accum, self.weight_decay = batch_size, grad_accum, weight_decay
         self.max_length, self.sep, self.thetas, self.ks = max_length, sep, thetas, ks
         self.theta, self.k, self.window, self.tiny = theta, k, window, tiny
+        self.long_replies, self.long_words, self.long_harmful = (
+            long_replies,
+            long_words,
+            long_harmful,
+        )
         self.device, self.seed, self.progress = device, seed, progress
 
     def _vet_settings(self) -> None:
@@ -117,6 +144,9 @@ class SCMTrainer:
         for i, k in enumerate(check_sequence(self.ks, "ks")):
             check_scalar(k, f"ks[{i}]", "int", low=1)
         check_rule(self.theta, self.k, self.window)
+        check_scalar(self.long_replies, "long_replies", low=0.0)
+        check_scalar(self.long_words, "long_words", "int", low=1)
+        check_scalar(self.long_harmful, "long_harmful", low=0.0, high=1.0)
         check_type(self.tiny, "tiny", (dict, type(None)), what="None or a dict of sizes")
         check_scalar(self.seed, "seed", "int")
 
@@ -152,7 +182,7 @@ class SCMTrainer:
         self.scheduler_ = torch.optim.lr_scheduler.ExponentialLR(self.optimizer_, self.lr_decay)
         self.history_ = History()
         with seeded_torch(self.seed):  # dropout draws from torch's generator: the caller's returns
-            self._train(encoded)
+            self._train(encoded, train)
         self.theta_, self.k_ = self.theta, self.k
         if val is not None:
             scores, labels = self.score(val)
@@ -162,22 +192,48 @@ class SCMTrainer:
             self.history_.log(val_macro_f1=m["macro_f1"], theta=self.theta_, k=self.k_)
         return self
 
-    def _train(self, encoded: list[Any]) -> None:
+    def _stitched(self, train: list[dict[str, Any]], epoch: int) -> list[Any]:
+        """This epoch's length-varied replies (fresh each epoch), encoded."""
+        n = round(self.long_replies * len(train))
+        if not n:
+            return []
+        longest = min(max(n_words(ex) for ex in train), self.long_words)
+        seed = self.seed * 1000 + epoch
+        long = stitch_replies(
+            train,
+            n,
+            min_words=longest,
+            max_words=self.long_words,
+            harmful_fraction=self.long_harmful,
+            seed=seed,
+        )
+        return encode_fineharm(long, self.tokenizer_, sep=self.sep, max_length=self.max_length)
+
+    def _train(self, encoded: list[Any], train: list[dict[str, Any]]) -> None:
         from tqdm.auto import tqdm
 
         pad_id = self.tokenizer_.pad_token_id or 0
-        order = list(range(len(encoded)))
         rng = random.Random(self.seed)
-        batches_per_epoch = -(-len(encoded) // self.batch_size)
+        n_long = round(self.long_replies * len(train))
+        batches_per_epoch = -(-(len(encoded) + n_long) // self.batch_size)
         bar = tqdm(
             total=self.epochs * batches_per_epoch, desc="SCM train", disable=not self.progress
         )
         self.model_.train()
         step = 0
+        order = list(range(len(encoded)))
         for epoch in range(self.epochs):
             rng.shuffle(order)
-            for b in range(batches_per_epoch):
-                batch = [encoded[i] for i in order[b * self.batch_size : (b + 1) * self.batch_size]]
+            stitched = self._stitched(train, epoch)
+            epoch_set = encoded + stitched
+            if stitched:  # replies of very different lengths: batch them by length
+                lengths = [len(e.input_ids) for e in epoch_set]
+                batches = length_batches(lengths, self.batch_size, rng)
+            else:  # the released code's plain shuffled batches
+                size = self.batch_size
+                batches = [order[i : i + size] for i in range(0, len(order), size)]
+            for b, indices in enumerate(batches):
+                batch = [epoch_set[i] for i in indices]
                 ids, mask, token_labels, response_labels = (
                     t.to(self.model_.device) for t in pad_batch(batch, pad_id)
                 )
