@@ -27,6 +27,8 @@ class TestContractPA(ExplainerContract):
         "n_train": [0, 2.5, 100],  # 100 occurrences of 20
         "offset": [3, 0.5],
         "taus": [[], [1.0, -1.0], 3.0],
+        "threshold": ["loo"],
+        "fpr": [1.0, -0.1],
     }
     accepts: ClassVar[dict] = ANY_WIDTH
 

@@ -46,28 +46,46 @@ def planted(seed, n=2000, d=40, k=8, rate=0.03, spread=0.05):
     return H, pos
 
 
-def test_planted_subpopulation_found_over_seeds():
-    """5 training occurrences; on held-out data AUC >= 0.99, FPR <= 0.01, TPR >= 0.4 (the
-    max-of-5 threshold is brittle: measured TPR 0.46–0.83), and the chosen subpopulation
-    lies in the planted one, on each of 5 seeds."""
+@pytest.mark.parametrize(
+    "setting", [{}, {"d": 100, "k": 20}, {"spread": 0.3}, {"d": 200, "k": 20, "spread": 0.5}]
+)
+def test_planted_subpopulation_found_over_seeds(setting):
+    """5 training occurrences; on held-out data AUC >= 0.98, TPR >= 0.9 at FPR <= 0.05 with
+    the threshold set on the fit sequence's negatives (issue 35: the paper's max-of-5
+    threshold gave TPR 0.09–0.64 here), on each of 5 seeds; in the first setting the chosen
+    subpopulation lies in the planted one."""
     for seed in range(5):
-        H, pos = planted(seed)
-        Ht, post = planted(seed + 100)
+        H, pos = planted(seed, **setting)
+        Ht, post = planted(seed + 100, **setting)
         pa = PopulationAveraging(seed=seed).fit(H, pos)
-        assert set(np.flatnonzero(pa.template_.mask)) <= set(range(8))
+        if not setting:  # wider, noisier settings also keep a few noise neurons within τ
+            assert set(np.flatnonzero(pa.template_.mask)) <= set(range(8))
         r = pa.evaluate(Ht, post)
-        assert r["auc"] >= 0.99 and r["fpr"] <= 0.01 and r["tpr"] >= 0.4, (seed, r)
+        assert r["auc"] >= 0.98 and r["fpr"] <= 0.05 and r["tpr"] >= 0.9, (seed, r)
+
+
+def test_the_papers_threshold_is_kept_and_the_default_holds_its_fpr():
+    H, pos = planted(0)
+    paper = PopulationAveraging(threshold="max-train").fit(H, pos)
+    t = paper.template_
+    train = H[paper.train_positions_][:, t.mask]
+    assert t.threshold == pytest.approx(((train - t.values) ** 2).mean(1).max())
+    ours = PopulationAveraging(fpr=0.02).fit(H, pos)
+    negatives = np.setdiff1d(np.arange(len(H)), pos)
+    assert ours.predict(H)[negatives].mean() <= 0.02
+    with pytest.raises(ValueError, match="threshold must be one of"):
+        PopulationAveraging(threshold="loo").fit(H, pos)
 
 
 def test_balanced_accuracy_not_plain_accuracy():
-    """A weak, rare concept (3%): the τ that plain accuracy would pick has a lower balanced
-    accuracy than PA's choice, on each of 3 seeds."""
+    """A weak, rare concept (3%), the paper's threshold (its FPR varies with τ): the τ that
+    plain accuracy would pick has a lower balanced accuracy than PA's choice, on 3 seeds."""
     for seed in range(3):
         rng = np.random.default_rng(seed)
         H = rng.normal(size=(2000, 40))
         pos = np.flatnonzero(rng.random(2000) < 0.03)
         H[pos, :8] = 1.0 + 0.8 * rng.normal(size=(len(pos), 8))
-        pa = PopulationAveraging(seed=0).fit(H, pos)
+        pa = PopulationAveraging(seed=0, threshold="max-train").fit(H, pos)
         chosen = next(r for r in pa.sweep_ if r["tau"] == pa.template_.tau)
         by_accuracy = max(pa.sweep_, key=lambda r: r["accuracy"])
         assert by_accuracy["balanced_accuracy"] < chosen["balanced_accuracy"]

@@ -19,6 +19,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "merge_chunks": ".dsc",
         "lookup_table": ".dsc",
         "DiscreteSequenceChunker": ".dsc",
+        "negatives_threshold": ".pa",
+        "token_positions": ".pa",
         "TAUS": ".pa",
         "Template": ".pa",
         "pa_template": ".pa",

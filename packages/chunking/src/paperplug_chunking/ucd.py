@@ -2,7 +2,13 @@
 directions C (K × neurons) that maximise each activation's best cosine match,
 loss = −mean_x max_k cos(C_k, x), by Adam on minibatches (spherical k-means by SGD; paper:
 lr 1e-2, batch 64, 100 epochs, one model per layer). Prototypes that win no activation in an
-epoch are dead: they are re-initialised on the worst-matched activations and counted."""
+epoch are dead: they are re-initialised on the worst-matched activations and counted.
+
+Two additions of ours (the paper's run is `n_init=1, split=False`): a prototype that still
+wins data but covers two modes never dies, so after each epoch the prototype whose removal
+costs least (its activations' loss moving to their second-best prototype) is moved onto the
+worst-matched activation of the most dispersed one whenever that removal costs less than
+half the dispersion it addresses; and `n_init` restarts keep the best objective."""
 
 from __future__ import annotations
 
@@ -33,29 +39,40 @@ class UnsupervisedChunkDiscovery:
         batch_size: int = 64,
         epochs: int = 100,
         reinit_dead: bool = True,
+        n_init: int = 1,
+        split: bool = True,
         seed: int = 0,
         device: str | torch.device = "cpu",
         progress: bool = False,
     ) -> None:
         self.n_chunks, self.lr, self.batch_size, self.epochs = n_chunks, lr, batch_size, epochs
-        self.reinit_dead, self.seed, self.device, self.progress = (
-            reinit_dead,
-            seed,
-            device,
-            progress,
-        )
+        self.reinit_dead, self.n_init, self.split = reinit_dead, n_init, split
+        self.seed, self.device, self.progress = seed, device, progress
 
     def fit(self, X: Any) -> UnsupervisedChunkDiscovery:
         X = check_array(X, "X", ndim=2)
         K = check_scalar(self.n_chunks, "n_chunks", "int", low=1, high=len(X))
         check_scalar(self.batch_size, "batch_size", "int", low=1)
         epochs = check_scalar(self.epochs, "epochs", "int", low=1)
+        n_init = check_scalar(self.n_init, "n_init", "int", low=1)
         check_scalar(self.lr, "lr", low=0, inclusive="neither")
-        gen = torch.Generator().manual_seed(self.seed)
         data = F.normalize(torch.as_tensor(X, dtype=torch.float32), dim=1).to(self.device)
-        protos = torch.randn(K, X.shape[1], generator=gen).to(self.device).requires_grad_(True)
+        gen = torch.Generator().manual_seed(self.seed)
+        best = None
+        for _ in range(n_init):  # one generator: restart r continues where r - 1 stopped
+            run = self._run(data, K, epochs, gen)
+            if best is None or run["objective"] > best["objective"]:
+                best = run
+        self.prototypes_ = best["prototypes"]
+        self.history_, self.objective_ = best["history"], best["objective"]
+        self.n_reinitialised_, self.n_split_ = best["n_reinitialised"], best["n_split"]
+        return self
+
+    def _run(self, data: torch.Tensor, K: int, epochs: int, gen: torch.Generator) -> dict:
+        """One optimisation from random prototypes: its prototypes, objective and counts."""
+        protos = torch.randn(K, data.shape[1], generator=gen).to(self.device).requires_grad_(True)
         opt = torch.optim.Adam([protos], lr=self.lr)
-        self.n_reinitialised_, self.history_ = 0, []
+        n_reinitialised, n_split, history = 0, 0, []
         from paperplug.harness import progress
 
         for epoch in progress(range(epochs), desc="UCD", disable=not self.progress):
@@ -63,26 +80,56 @@ class UnsupervisedChunkDiscovery:
             total = 0.0
             for idx in torch.randperm(len(data), generator=gen).split(self.batch_size):
                 sim = data[idx] @ F.normalize(protos, dim=1).T
-                best = sim.max(1)
-                loss = -best.values.mean()
+                top = sim.max(1)
+                loss = -top.values.mean()
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
-                wins[best.indices] = True
+                wins[top.indices] = True
                 total -= float(loss.detach()) * len(idx)
-            self.history_.append(total / len(data))
+            history.append(total / len(data))
+            if epoch == epochs - 1:
+                break
             dead = (~wins).nonzero().ravel()
-            if self.reinit_dead and len(dead) and epoch < epochs - 1:
-                with torch.no_grad():
+            with torch.no_grad():
+                if self.reinit_dead and len(dead):
                     fit = (data @ F.normalize(protos, dim=1).T).max(1).values
-                    worst = fit.argsort()[: len(dead)]
-                    protos[dead] = data[worst]
-                    for state in opt.state.values():  # fresh moments for re-initialised rows
-                        state["exp_avg"][dead] = 0
-                        state["exp_avg_sq"][dead] = 0
-                self.n_reinitialised_ += len(dead)
-        self.prototypes_ = F.normalize(protos.detach(), dim=1).cpu().numpy().astype(np.float64)
-        return self
+                    self._move(protos, opt, dead, data[fit.argsort()[: len(dead)]])
+                    n_reinitialised += len(dead)
+                elif self.split and K > 1 and (move := self._split_move(data, protos)):
+                    self._move(protos, opt, *move)
+                    n_split += 1
+        with torch.no_grad():
+            unit = F.normalize(protos, dim=1)
+            objective = float((data @ unit.T).max(1).values.double().mean())
+        prototypes = unit.cpu().numpy().astype(np.float64)
+        return {"prototypes": prototypes, "objective": objective, "history": history,
+                "n_reinitialised": n_reinitialised, "n_split": n_split}  # fmt: skip
+
+    @staticmethod
+    def _split_move(data: torch.Tensor, protos: torch.Tensor) -> tuple | None:
+        """(prototype to move, where) when the cheapest prototype to remove costs less than
+        half the dispersion of the most dispersed one; else None."""
+        sim = data @ F.normalize(protos, dim=1).T
+        two = sim.topk(2, dim=1)
+        owner, first, second = two.indices[:, 0], two.values[:, 0], two.values[:, 1]
+        K = protos.shape[0]
+        removal = torch.zeros(K, dtype=sim.dtype).index_add_(0, owner, first - second)
+        dispersion = torch.zeros(K, dtype=sim.dtype).index_add_(0, owner, 1 - first)
+        cheap, spread = int(removal.argmin()), int(dispersion.argmax())
+        if cheap == spread or not removal[cheap] < 0.5 * dispersion[spread]:
+            return None
+        members = (owner == spread).nonzero().ravel()
+        far = members[first[members].argmin()]
+        return torch.tensor([cheap]), data[far][None]
+
+    @staticmethod
+    def _move(protos: torch.Tensor, opt: torch.optim.Optimizer, rows: Any, to: Any) -> None:
+        """Prototypes `rows` set to the directions `to`, with fresh Adam moments."""
+        protos[rows] = to
+        for state in opt.state.values():
+            state["exp_avg"][rows] = 0
+            state["exp_avg_sq"][rows] = 0
 
     def predict(self, X: Any) -> np.ndarray:
         X = check_array(X, "X", ndim=2)
