@@ -38,6 +38,7 @@ class TestTrainerContract(TrainerContract):
         "ks": [[], [0], [2.5]],
         "long_replies": [-0.5, float("nan")],
         "long_words": [0, 2.5],
+        "long_harmful": [-0.1, 1.5],
         "tiny": ["small"],
         "seed": [1.5],
     }
