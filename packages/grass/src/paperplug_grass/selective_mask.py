@@ -1,6 +1,12 @@
 """The selective mask (SM, paper §3.2): learn scores S ∈ R^p so that inner products of masked
 gradients σ(S)⊙g keep the correlation of the full ones, with an L1 pull on σ(S); keep the
-top-k′ coordinates. Its training time is returned so it can be reported."""
+top-k′ coordinates. Its training time is returned so it can be reported.
+
+Ours where the paper is silent: S starts from the standardised log second moments of the
+coordinates (so the first mask is the top-variance one, not a random one), and the learned
+mask is kept only if its inner-product correlation on the sample is at least that of the
+top-variance mask (issue 35: a mask learned from S = 0 reached 0.29 where top variance gives
+0.53)."""
 
 from __future__ import annotations
 
@@ -26,7 +32,9 @@ def learn_selective_mask(
     start = time.process_time()
     G = G.detach().float()
     gen = torch.Generator().manual_seed(seed)
-    scores = torch.zeros(G.shape[1], requires_grad=True)
+    energy = (G**2).mean(0).clamp_min(1e-30).log()
+    prior = (energy - energy.mean()) / energy.std().clamp_min(1e-12)
+    scores = prior.clone().requires_grad_(True)
     optimizer = torch.optim.Adam([scores], lr=lr)
     full = G @ G.T
     full = (full - full.mean()) / full.std().clamp_min(1e-12)
@@ -40,5 +48,16 @@ def learn_selective_mask(
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    index = torch.topk(scores.detach(), width).indices.sort().values
-    return index, time.process_time() - start
+    learned = torch.topk(scores.detach(), width).indices.sort().values
+    by_variance = torch.topk(prior, width).indices.sort().values
+    keep = inner_product_correlation(G, learned) >= inner_product_correlation(G, by_variance)
+    return (learned if keep else by_variance), time.process_time() - start
+
+
+def inner_product_correlation(G: torch.Tensor, index: torch.Tensor) -> float:
+    """Pearson correlation, over the pairs i ≠ j of rows, between the full inner products
+    ⟨g_i, g_j⟩ and those of the coordinates `index` only: what the mask must preserve."""
+    full, masked = G @ G.T, G[:, index] @ G[:, index].T
+    off = ~torch.eye(len(G), dtype=torch.bool)
+    pair = torch.stack([full[off], masked[off]]).double()
+    return float(torch.corrcoef(pair)[0, 1])
