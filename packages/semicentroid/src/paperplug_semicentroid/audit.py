@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from paperplug.checks import check_choice, check_scalar
 from paperplug_semicentroid.cliques import SearchTimeout, check_deadline, find_clique
 from paperplug_semicentroid.instance import SemiCentroidInstance
 from paperplug_semicentroid.loss import Clustering, losses
@@ -91,14 +92,27 @@ def _core_lower_bound(
                 best[:] = [float(vals[a]), np.sort(S[a]), y]
 
 
+def _fjr_lower_bound(
+    inst: SemiCentroidInstance, L: np.ndarray, best: list, floor: float, deadline: float | None
+) -> None:
+    """Raise `best` to the best FJR ratio with semi-ball MCCs at every loss threshold v, a
+    lower bound; stops where v / `floor` (≤ v / MCC(v)) cannot beat it."""
+    for v in np.unique(L[L > 0])[::-1]:
+        check_deadline(deadline)
+        V = np.flatnonzero(v <= L)
+        if len(V) < inst.m:
+            continue
+        if floor > 0 and v / floor <= best[0]:
+            break
+        found = semiball_mcc(inst, V, inst.m)
+        ratio = float(_ratio(np.array([v]), np.array([found.radius]))[0])
+        if ratio > best[0]:
+            best[:] = [ratio, found.members, found.center]
+
+
 def _deadline(time_limit: float | None) -> float | None:
-    if time_limit is None:
-        return None
-    if isinstance(time_limit, bool) or not isinstance(time_limit, int | float):
-        raise TypeError(f"time_limit must be a number of seconds or None, got {time_limit!r}")
-    if not time_limit >= 0:
-        raise ValueError(f"time_limit must be ≥ 0 seconds, got {time_limit}")
-    return time.perf_counter() + time_limit
+    check_scalar(time_limit, "time_limit", low=0, allow_none=True)
+    return None if time_limit is None else time.perf_counter() + time_limit
 
 
 def audit_core(
@@ -111,10 +125,11 @@ def audit_core(
 
     method "exact": per centre, binary search over pair ratios with an m-clique test (graph:
     i ~ j when both keep ratio ≥ ρ); "brute": enumerate all m-subsets; "lower": semi-ball
-    coalitions only. Past `time_limit` seconds (checked inside every search loop) it returns the
-    best coalition found so far, flagged timed_out and not exact: a lower bound."""
-    if method not in ("exact", "brute", "lower"):
-        raise ValueError(f"method must be 'exact', 'brute' or 'lower', got {method!r}")
+    coalitions only. The exact search starts from the semi-ball bound, so a time limit that cuts
+    it short still returns at least what "lower" finds in that time: past `time_limit` seconds
+    (checked inside every search loop) the best coalition so far, flagged timed_out and not
+    exact, a lower bound."""
+    check_choice(method, "method", ("exact", "brute", "lower"))
     L = _current_losses(inst, clustering)
     if method == "brute":
         return _brute(inst, L, "core")
@@ -151,20 +166,22 @@ def audit_fjr(
     """FJR ratio max_{S,y} min_{i∈S} ℓ_i(X) / max_{j∈S} ℓ_j(S, y) and the blocking (S, y).
 
     Exact: for each threshold v among the losses, an exact MCC over {i : ℓ_i(X) ≥ v} gives
-    the best ratio v / MCC(v); "brute" enumerates; "lower" uses semi-ball MCCs. Past
-    `time_limit` seconds (checked inside every search loop) it returns the best coalition found
-    so far, flagged timed_out and not exact: a lower bound."""
-    if method not in ("exact", "brute", "lower"):
-        raise ValueError(f"method must be 'exact', 'brute' or 'lower', got {method!r}")
+    the best ratio v / MCC(v); "brute" enumerates; "lower" uses semi-ball MCCs. The exact
+    search starts from the semi-ball bound, so a time limit that cuts it short still returns at
+    least what "lower" finds in that time: past `time_limit` seconds (checked inside every
+    search loop) the best coalition so far, flagged timed_out and not exact, a lower bound."""
+    check_choice(method, "method", ("exact", "brute", "lower"))
     L = _current_losses(inst, clustering)
     if method == "brute":
         return _brute(inst, L, "fjr")
     deadline = _deadline(time_limit)
     m = inst.m
     best = [-1.0, np.arange(m), 0]
-    exact = method == "exact"
     try:
-        floor = mcc_lower_bound(inst, m=m) if exact else 0.0  # ≤ MCC(v) for every v
+        floor = mcc_lower_bound(inst, m=m)  # ≤ MCC(v) for every v
+        _fjr_lower_bound(inst, L, best, floor, deadline)
+        if method == "lower":
+            return Audit("fjr", max(best[0], 0.0), best[1], best[2], exact=False)
         for v in np.unique(L[L > 0])[::-1]:
             check_deadline(deadline)
             V = np.flatnonzero(v <= L)
@@ -172,19 +189,17 @@ def audit_fjr(
                 continue
             if floor > 0 and v / floor <= best[0]:
                 break  # every later threshold is smaller while MCC(v) ≥ MCC(all agents)
-            if exact:  # only an MCC below v / best can raise the ratio: test that first
-                limit = np.inf if best[0] <= 0 else np.nextafter(v / best[0], 0.0)
-                if limit < np.inf and mcc_feasible(inst, V, m, limit, deadline) is None:
-                    continue
-                found = exact_mcc(inst, V, m, deadline)
-            else:
-                found = semiball_mcc(inst, V, m)
+            # only an MCC below v / best can raise the ratio: test that first
+            limit = np.inf if best[0] <= 0 else np.nextafter(v / best[0], 0.0)
+            if limit < np.inf and mcc_feasible(inst, V, m, limit, deadline) is None:
+                continue
+            found = exact_mcc(inst, V, m, deadline)
             ratio = float(_ratio(np.array([v]), np.array([found.radius]))[0])
             if ratio > best[0]:
                 best[:] = [ratio, found.members, found.center]
     except SearchTimeout:
         return Audit("fjr", max(best[0], 0.0), best[1], best[2], exact=False, timed_out=True)
-    return Audit("fjr", max(best[0], 0.0), best[1], best[2], exact=exact)
+    return Audit("fjr", max(best[0], 0.0), best[1], best[2], exact=True)
 
 
 def _brute(inst: SemiCentroidInstance, L: np.ndarray, criterion: str) -> Audit:
