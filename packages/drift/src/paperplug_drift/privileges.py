@@ -18,6 +18,9 @@ from paperplug_drift.usage import Usage, ask
 
 
 class Privilege(StrEnum):
+    """What a tool may do (the paper's three levels): a Read tool only observes, a Write tool
+    changes state, an Execute tool runs code; a deviation to Write or Execute is checked."""
+
     READ = "Read"
     WRITE = "Write"
     EXECUTE = "Execute"
