@@ -11,8 +11,8 @@ from paperplug_eareranker import (
     aggregate_judges,
     bin_aware_mse,
     calibrate_within_bins,
+    listwise_loss,
 )
-from paperplug_eareranker.loss import listwise_loss
 
 
 def test_bins_follow_the_paper_edges():

@@ -24,6 +24,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "DimensionExpansion": ".expansion",
         "EARScorer": ".scorer",
         "bin_aware_mse": ".loss",
+        "listwise_loss": ".loss",
         "EAReranker": ".training",
         "LLMJudge": ".judges",
         "label_pairs": ".judges",
