@@ -7,14 +7,15 @@ reachable, so the allocation serves exactly ⌊y*_c⌋ per group; the rounding g
 Σ_c (y*_c − ⌊y*_c⌋) < C is reported apart from the price of fairness.
 
 Transversal matroids: a maximum flow source → group (capacity) → agent → resource → sink.
-Other matroids: matroid intersection with the partition matroid of the group capacities
-(augmenting paths in the exchange graph, independence oracles).
+Other matroids: matroid intersection with the partition matroid of the group capacities,
+from a capped greedy start (the matroid's incremental independence oracle: union-find for
+graphic matroids, block counters for partition matroids), then shortest augmenting paths
+found layer by layer with one span call per layer.
 """
 
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,41 +76,81 @@ def _flow_allocation(
 
 def _intersection(matroid: Matroid, groups: Groups, caps: Sequence[int]) -> list[int]:
     """Largest set independent in `matroid` with at most caps[c] elements of group c
-    (Edmonds' matroid intersection: shortest augmenting paths in the exchange graph)."""
-    chosen: set[int] = set()
+    (Edmonds' matroid intersection, from a capped greedy start, one shortest augmenting path
+    at a time)."""
+    caps_arr = np.asarray(caps, dtype=int)
+    counts = np.zeros(groups.C, dtype=int)
+    grown = matroid.extension()
+    for e in _round_robin(groups):
+        if counts[groups.of[e]] < caps_arr[groups.of[e]] and grown.add(e):
+            counts[groups.of[e]] += 1
+    chosen = np.zeros(matroid.n, dtype=bool)
+    chosen[grown.elements] = True
+    while (path := _augmenting_path(matroid, groups, chosen, counts >= caps_arr)) is not None:
+        chosen[path] = ~chosen[path]
+        counts = np.bincount(groups.of[chosen], minlength=groups.C)
+    return np.flatnonzero(chosen).tolist()
 
-    def fits(candidate: set[int]) -> bool:  # the partition matroid of the capacities
-        counts = np.bincount(groups.of[sorted(candidate)], minlength=groups.C) if candidate else 0
-        return bool(np.all(counts <= np.asarray(caps)))
 
-    while True:
-        outside = [x for x in range(matroid.n) if x not in chosen]
-        sources = {x for x in outside if matroid.is_independent(chosen | {x})}
-        sinks = {x for x in outside if fits(chosen | {x})}
-        parent: dict[int, int | None] = {x: None for x in sorted(sources)}
-        queue, end = deque(sorted(sources)), None
-        while queue:
-            u = queue.popleft()
-            if u in sinks and u not in chosen:
-                end = u
-                break
-            if u in chosen:  # y -> x when I − y + x is independent in the matroid
-                nexts = [
-                    x
-                    for x in outside
-                    if x not in parent and matroid.is_independent(chosen - {u} | {x})
-                ]
-            else:  # x -> y when I − y + x fits the capacities
-                nexts = [y for y in sorted(chosen) if y not in parent and fits(chosen - {y} | {u})]
-            for v in nexts:
-                parent[v] = u
-                queue.append(v)
-        if end is None:
-            return sorted(chosen)
-        node: int | None = end
-        while node is not None:
-            chosen ^= {node}
-            node = parent[node]
+def _round_robin(groups: Groups) -> list[int]:
+    """The elements with the groups interleaved, so the greedy start spreads over groups."""
+    longest = max(len(m) for m in groups.members)
+    return [m[i] for i in range(longest) for m in groups.members if i < len(m)]
+
+
+def _augmenting_path(
+    matroid: Matroid, groups: Groups, chosen: np.ndarray, full: np.ndarray
+) -> list[int] | None:
+    """A shortest augmenting path in the exchange graph of I = `chosen`, or None.
+
+    Edges x → y (x ∉ I, y ∈ I) when I − y + x fits the group capacities: y is in x's group
+    and that group is full; y → x when I − y + x is independent: y is on x's fundamental
+    circuit. Sources are x ∉ span(I), sinks x in a group with room. Since a group's members of
+    I enter the search together, x is at distance 2k exactly when x ∉ span(I − Y_k) but
+    x ∈ span(I − Y_{k−1}), Y_k the members of I of the groups reached by then: one span call
+    per layer (at most C + 1) instead of an independence test per edge."""
+    of = groups.of
+    reached = chosen.copy()  # the elements of I are never path starts
+    frontier = ~matroid.span(np.flatnonzero(chosen)) & ~reached
+    removed = np.zeros_like(chosen)  # Y: members of I of the groups reached so far
+    layer = np.full(matroid.n, -1)
+    entry: dict[int, int] = {}  # group -> the element x that first reached it
+    depth = 0
+    while frontier.any():
+        layer[frontier] = depth
+        sinks = np.flatnonzero(frontier & ~full[of])
+        if sinks.size:
+            return _trace(matroid, groups, chosen, layer, entry, int(sinks[0]))
+        reached |= frontier
+        new_groups = [int(c) for c in np.unique(of[frontier]) if int(c) not in entry]
+        for c in new_groups:
+            entry[c] = int(np.flatnonzero(frontier & (of == c))[0])
+        members = chosen & np.isin(of, new_groups) & ~removed
+        if not members.any():
+            return None
+        layer[members] = depth + 1
+        removed |= members
+        frontier = ~matroid.span(np.flatnonzero(chosen & ~removed)) & ~reached
+        depth += 2
+    return None
+
+
+def _trace(
+    matroid: Matroid,
+    groups: Groups,
+    chosen: np.ndarray,
+    layer: np.ndarray,
+    entry: dict[int, int],
+    sink: int,
+) -> list[int]:
+    """The path back from `sink` to a source, one layer down at each step."""
+    independent = np.flatnonzero(chosen).tolist()
+    path, x = [sink], sink
+    while layer[x] > 0:
+        y = min(y for y in matroid.circuit(independent, x) if layer[y] == layer[x] - 1)
+        x = entry[int(groups.of[y])]
+        path += [y, x]
+    return path
 
 
 def integral_allocation(

@@ -8,6 +8,7 @@ graphic, uniform and partition matroids and any user rank oracle work the same w
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
@@ -41,17 +42,66 @@ class Matroid:
         items = self._elements(elements)
         return self.rank(items) == len(items)
 
+    def extension(self) -> Extension:
+        """An empty independent set that grows one element at a time (`add(e) -> bool`): the
+        incremental independence oracle behind greedy and matroid intersection."""
+        return Extension(self)
+
     def greedy(self, order: Iterable[int]) -> list[int]:
         """The greedy independent set: each element in `order` kept if it raises the rank.
         It is a maximal independent set of the elements visited (matroid greedy)."""
-        chosen: list[int] = []
-        for e in order:
-            if self.rank([*chosen, int(e)]) > len(chosen):
-                chosen.append(int(e))
-        return chosen
+        grown = self.extension()
+        return [int(e) for e in order if grown.add(int(e))]
+
+    def span(self, elements: Iterable[int]) -> np.ndarray:
+        """Boolean mask of the closure of `elements`: e is in it when r(J + e) = r(J)."""
+        items = self._elements(elements)
+        base = self.rank(items)
+        mask = np.zeros(self.n, dtype=bool)
+        mask[items] = True
+        for e in np.flatnonzero(~mask):
+            mask[e] = self.rank([*items, int(e)]) == base
+        return mask
+
+    def circuit(self, independent: Sequence[int], e: int) -> list[int]:
+        """The elements y of the independent set with I − y + e independent: the fundamental
+        circuit of e less e (empty when I + e is independent)."""
+        items = self._elements(independent)
+        if self.rank([*items, e]) > len(items):
+            return []
+        return [y for y in items if self.rank([x for x in items if x != y] + [e]) == len(items)]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n={self.n})"
+
+
+class Extension:
+    """An independent set grown element by element through rank calls (any matroid)."""
+
+    def __init__(self, matroid: Matroid) -> None:
+        self.matroid = matroid
+        self.elements: list[int] = []
+
+    def add(self, e: int) -> bool:
+        """Keep e when the set stays independent; say whether it was kept."""
+        if self.matroid.rank([*self.elements, e]) > len(self.elements):
+            self.elements.append(e)
+            return True
+        return False
+
+
+class _MatchingExtension(Extension):
+    """Agents kept while an augmenting path from each new one exists (Kuhn)."""
+
+    def __init__(self, matroid: TransversalMatroid) -> None:
+        super().__init__(matroid)
+        self.owner = np.full(matroid.n_resources, -1)  # resource -> agent holding it
+
+    def add(self, e: int) -> bool:
+        if self.matroid._augment(e, self.owner, set()):
+            self.elements.append(e)
+            return True
+        return False
 
 
 class TransversalMatroid(Matroid):
@@ -98,15 +148,34 @@ class TransversalMatroid(Matroid):
         match = maximum_bipartite_matching(sub, perm_type="column")
         return int((match >= 0).sum())
 
-    def greedy(self, order: Iterable[int]) -> list[int]:
+    def extension(self) -> Extension:
         """Kuhn's augmenting paths, one agent at a time: an agent is kept when an augmenting
         path from it exists, which is exactly the matroid greedy step."""
-        owner = np.full(self.n_resources, -1)  # resource -> agent holding it
-        chosen: list[int] = []
-        for agent in order:
-            if self._augment(int(agent), owner, set()):
-                chosen.append(int(agent))
-        return chosen
+        return _MatchingExtension(self)
+
+    def span(self, elements: Iterable[int]) -> np.ndarray:
+        """Agents with no augmenting path to a free resource once `elements` are matched: a
+        resource is reachable when free or held by an agent adjacent to a reachable one."""
+        grown = self.extension()
+        items = self._elements(elements)
+        for agent in items:  # a maximal independent subset has the same closure
+            grown.add(agent)
+        owner, columns = grown.owner, self.biadjacency.tocsc()
+        held = np.full(self.n, -1)  # agent -> its resource
+        held[owner[owner >= 0]] = np.flatnonzero(owner >= 0)
+        reachable = owner < 0
+        queue = deque(np.flatnonzero(reachable).tolist())
+        while queue:
+            r = queue.popleft()
+            for agent in columns.indices[columns.indptr[r] : columns.indptr[r + 1]]:
+                r_held = held[agent]
+                if r_held >= 0 and not reachable[r_held]:
+                    reachable[r_held] = True
+                    queue.append(int(r_held))
+        free = np.asarray(self.biadjacency[:, reachable].sum(axis=1)).ravel() > 0
+        mask = ~free
+        mask[items] = True
+        return mask
 
     def matching(self, agents: Iterable[int]) -> dict[int, int]:
         """A matching {agent: resource} covering `agents` (they must be independent)."""
@@ -167,6 +236,29 @@ class TransversalMatroid(Matroid):
         return cls(matrix, labels=agents)
 
 
+class _ForestExtension(Extension):
+    """Edges kept while they join two trees (union-find with path halving)."""
+
+    def __init__(self, matroid: GraphicMatroid) -> None:
+        super().__init__(matroid)
+        self.parent = list(range(matroid.n_vertices))
+
+    def _find(self, x: int) -> int:
+        parent = self.parent
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def add(self, e: int) -> bool:
+        ru, rv = self._find(self.matroid.tails[e]), self._find(self.matroid.heads[e])
+        if ru == rv:
+            return False
+        self.parent[ru] = rv
+        self.elements.append(e)
+        return True
+
+
 class GraphicMatroid(Matroid):
     """Edges of a graph; a set of edges is independent when it has no cycle (rank = vertices
     spanned minus connected components)."""
@@ -177,25 +269,66 @@ class GraphicMatroid(Matroid):
             raise ValueError("edges must be pairs (u, v)")
         super().__init__(len(pairs), labels=pairs)
         self.endpoints = pairs
+        index: dict[Hashable, int] = {}
+        ends = np.array(
+            [[index.setdefault(x, len(index)) for x in p] for p in pairs], dtype=np.intp
+        )
+        ends = ends.reshape(-1, 2)
+        self.n_vertices = len(index)
+        self.tails, self.heads = ends[:, 0].tolist(), ends[:, 1].tolist()
+        self._ends = ends
 
     def rank(self, elements: Iterable[int]) -> int:
-        parent: dict[Hashable, Hashable] = {}
+        grown = self.extension()
+        return sum(grown.add(e) for e in self._elements(elements))
 
-        def find(x: Hashable) -> Hashable:
-            parent.setdefault(x, x)
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
+    def extension(self) -> Extension:
+        """Union-find: an edge is kept when its ends lie in different trees."""
+        return _ForestExtension(self)
 
-        forest = 0
-        for e in self._elements(elements):
-            u, v = self.endpoints[e]
-            ru, rv = find(u), find(v)
-            if ru != rv:
-                parent[ru] = rv
-                forest += 1
-        return forest
+    def _components(self, elements: list[int]) -> np.ndarray:
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        ends = self._ends[elements]
+        graph = coo_matrix(
+            (np.ones(len(elements)), (ends[:, 0], ends[:, 1])),
+            shape=(self.n_vertices, self.n_vertices),
+        )
+        return connected_components(graph, directed=False)[1]
+
+    def span(self, elements: Iterable[int]) -> np.ndarray:
+        """Edges whose ends the forest of `elements` already connects (scipy components)."""
+        items = self._elements(elements)
+        component = self._components(items)
+        mask = component[self._ends[:, 0]] == component[self._ends[:, 1]]
+        mask[items] = True
+        return mask
+
+    def circuit(self, independent: Sequence[int], e: int) -> list[int]:
+        """The path of the forest between the ends of e (breadth-first search in the forest)."""
+        items = self._elements(independent)
+        adjacent: dict[int, list[tuple[int, int]]] = {}
+        for y in items:
+            u, v = self.tails[y], self.heads[y]
+            adjacent.setdefault(u, []).append((v, y))
+            adjacent.setdefault(v, []).append((u, y))
+        start, goal = self.tails[e], self.heads[e]
+        if start == goal:
+            return []
+        via: dict[int, tuple[int, int] | None] = {start: None}
+        queue = deque([start])
+        while queue and goal not in via:
+            u = queue.popleft()
+            for v, y in adjacent.get(u, ()):
+                if v not in via:
+                    via[v] = (u, y)
+                    queue.append(v)
+        path, node = [], goal
+        while node in via and via[node] is not None:
+            node, y = via[node]
+            path.append(y)
+        return sorted(path) if goal in via else []
 
 
 class UniformMatroid(Matroid):
@@ -209,6 +342,30 @@ class UniformMatroid(Matroid):
 
     def rank(self, elements: Iterable[int]) -> int:
         return min(len(self._elements(elements)), self.k)
+
+    def extension(self) -> Extension:
+        """A counter: elements kept until there are k."""
+        return _CountExtension(self)
+
+    def span(self, elements: Iterable[int]) -> np.ndarray:
+        items = self._elements(elements)
+        mask = np.full(self.n, len(items) >= self.k)
+        mask[items] = True
+        return mask
+
+    def circuit(self, independent: Sequence[int], e: int) -> list[int]:
+        items = self._elements(independent)
+        return items if len(items) >= self.k else []
+
+
+class _CountExtension(Extension):
+    """Elements kept until there are k of them."""
+
+    def add(self, e: int) -> bool:
+        if len(self.elements) >= self.matroid.k:
+            return False
+        self.elements.append(e)
+        return True
 
 
 class PartitionMatroid(Matroid):
@@ -229,6 +386,39 @@ class PartitionMatroid(Matroid):
     def rank(self, elements: Iterable[int]) -> int:
         counts = np.bincount(self.blocks[self._elements(elements)], minlength=len(self.capacities))
         return int(np.minimum(counts, self.capacities).sum())
+
+    def extension(self) -> Extension:
+        """Block counters: an element is kept while its block has room."""
+        return _BlockExtension(self)
+
+    def span(self, elements: Iterable[int]) -> np.ndarray:
+        """Every element of a block `elements` fill to capacity, and `elements` themselves."""
+        items = self._elements(elements)
+        counts = np.bincount(self.blocks[items], minlength=len(self.capacities))
+        mask = (counts >= self.capacities)[self.blocks]
+        mask[items] = True
+        return mask
+
+    def circuit(self, independent: Sequence[int], e: int) -> list[int]:
+        items = self._elements(independent)
+        same = [y for y in items if self.blocks[y] == self.blocks[e]]
+        return same if len(same) >= self.capacities[self.blocks[e]] else []
+
+
+class _BlockExtension(Extension):
+    """Elements kept while their block has room."""
+
+    def __init__(self, matroid: PartitionMatroid) -> None:
+        super().__init__(matroid)
+        self.room = matroid.capacities.astype(int).tolist()
+
+    def add(self, e: int) -> bool:
+        block = int(self.matroid.blocks[e])
+        if self.room[block] <= 0:
+            return False
+        self.room[block] -= 1
+        self.elements.append(e)
+        return True
 
 
 class RankOracleMatroid(Matroid):
