@@ -2,6 +2,7 @@
 loss, the marginal estimate, the batch LP's constraints, CAROT's plan (and POT's)."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -210,3 +211,36 @@ def test_logit_adjustment_subtracts_the_scaled_log_prior():
     logits = np.array([[2.0, 1.0, 0.0]])
     prior = np.array([0.7, 0.2, 0.1])
     assert logit_adjustment(logits, prior, 0.5) == pytest.approx(logits - 0.5 * np.log(prior))
+
+
+def test_the_cramer_rao_error_predicts_the_estimators_error_and_flags_sum():
+    from paperplug_nesy import marginal_error, sum_of
+
+    r = 50.0 ** (-np.arange(10) / 9)
+    r /= r.sum()
+    sigma = max_of(3, 10)
+    for n in (5000, 50_000):  # MAX's closed form is the MLE: its error meets the bound
+        empirical = np.mean(
+            [np.abs(estimate_marginal(sigma, sample_outputs(sigma, r, n, s)) - r).sum()
+             for s in range(20)]
+        )  # fmt: skip
+        assert 0.7 < empirical / marginal_error(sigma, r, n)["expected_l1"] < 1.4
+    # SUM-3 pins the rare classes far worse than MAX-3 at the same number of bags
+    assert marginal_error(sum_of(3, 10), r, 600)["expected_l1"] > 0.3
+    assert marginal_error(sigma, r, 600)["expected_l1"] < 0.1
+
+
+def test_fit_warns_when_the_marginal_is_poorly_identified():
+    from paperplug_nesy import NeSyImbalanceTrainer, sum_of
+
+    r = np.full(10, 0.1)
+    rng = np.random.default_rng(0)
+    y = rng.choice(10, size=(300, 3), p=r)
+    bags = rng.normal(size=(300, 3, 4)) + y[..., None]
+    small = {"epochs": 1, "hidden": 4, "progress": False}
+    with pytest.warns(UserWarning, match="poorly identified by 300 bags under SUM-3"):
+        fitted = NeSyImbalanceTrainer(sigma="sum", **small).fit(bags, y.sum(1))
+    assert fitted.marginal_error_ > 0.2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the labels themselves (SUM-1): 300 labels pin it to 0.14
+        NeSyImbalanceTrainer(sigma=sum_of(1, 10), M=1, **small).fit(bags[:, :1], y[:, 0])

@@ -18,6 +18,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "from_callable": ".symbolic",
         "forward_map": ".marginal",
         "estimate_marginal": ".marginal",
+        "marginal_error": ".marginal",
         "output_probability": ".semantic",
         "semantic_loss": ".semantic",
         "pseudo_labels": ".lp",

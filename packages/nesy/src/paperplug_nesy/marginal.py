@@ -4,10 +4,13 @@ seen (weak labels): a closed form for MAX, an optimiser for any σ."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
 from paperplug import seeded_torch
+from paperplug.checks import check_distribution, check_scalar
 from paperplug_nesy.symbolic import SymbolicFunction
 
 
@@ -64,3 +67,32 @@ def estimate_marginal(sigma: SymbolicFunction, s: object, *, method: str = "auto
         loss.backward()
         optimizer.step()
     return torch.softmax(theta, 0).detach().numpy()
+
+
+def marginal_error(sigma: SymbolicFunction, r: object, n: int) -> dict[str, Any]:
+    """How well n weak labels identify the marginal r (ours; the Cramér–Rao bound of the
+    maximum-likelihood estimate): per-class standard errors and the expected L1 error
+    Σ_c √(2/π)·SE_c. With r on the simplex (C − 1 free coordinates) and q = T_σ(r), the Fisher
+    information of n labels is n·Jᵀ diag(1/q) J; a singular one means r is not identified
+    (infinite error)."""
+    r = check_distribution(r, "r", size=sigma.C)
+    check_scalar(n, "n", "int", low=1)
+    C = sigma.C
+    free = torch.as_tensor(r[:-1], dtype=torch.float64)
+
+    def q_of(theta: torch.Tensor) -> torch.Tensor:
+        return forward_map(sigma, torch.cat([theta, 1 - theta.sum(0, keepdim=True)]))
+
+    J = torch.autograd.functional.jacobian(q_of, free).numpy()  # (outputs, C − 1)
+    q = q_of(free).detach().numpy()
+    seen = q > 1e-12
+    info = n * J[seen].T @ (J[seen] / q[seen, None])
+    A = np.vstack([np.eye(C - 1), -np.ones(C - 1)])  # r = A θ + e_C
+    try:
+        cov = A @ np.linalg.inv(info) @ A.T
+        se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    except np.linalg.LinAlgError:
+        se = np.full(C, np.inf)
+    if not np.isfinite(se).all() or np.linalg.cond(info) > 1e12:
+        se = np.full(C, np.inf)
+    return {"se": se, "expected_l1": float(np.sqrt(2 / np.pi) * se.sum())}

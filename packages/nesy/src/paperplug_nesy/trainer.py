@@ -5,6 +5,7 @@ CAROT at test time — on any torch classifier."""
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -24,10 +25,11 @@ from paperplug.checks import (
 from paperplug.harness import progress
 from paperplug_nesy.calibration import carot_plan, choose_carot, choose_la, logit_adjustment
 from paperplug_nesy.lp import pseudo_labels
-from paperplug_nesy.marginal import estimate_marginal
+from paperplug_nesy.marginal import estimate_marginal, marginal_error
 from paperplug_nesy.semantic import semantic_loss
 from paperplug_nesy.symbolic import SymbolicFunction, max_of, sum_of
 
+MARGINAL_WARN_L1 = 0.2  # expected ‖r̂ − r‖₁ above which fit warns (ours)
 TRAIN = (None, "lp")
 TEST = (None, "la", "carot")
 
@@ -135,6 +137,7 @@ class NeSyImbalanceTrainer:
         if isinstance(self.marginal, str):
             check_choice(self.marginal, "marginal", ("estimate",))
             self.marginal_ = estimate_marginal(self.sigma_, s[train], seed=self.seed)
+            self._warn_if_unidentified(len(train))
         else:
             self.marginal_ = check_distribution(
                 self.marginal, "marginal", size=self.sigma_.C
@@ -158,6 +161,21 @@ class NeSyImbalanceTrainer:
                     self.sigma_, log_probs, s[val], self.marginal_
                 )
         return self
+
+    def _warn_if_unidentified(self, n: int) -> None:
+        """Warn when n weak labels pin the marginal poorly: Cramér–Rao expected L1 error above
+        MARGINAL_WARN_L1 at the estimate (kept in `marginal_error_`)."""
+        r = (self.marginal_ + 1e-6) / (self.marginal_ + 1e-6).sum()  # off the simplex's edge
+        self.marginal_error_ = marginal_error(self.sigma_, r, n)["expected_l1"]
+        if self.marginal_error_ > MARGINAL_WARN_L1:
+            warnings.warn(
+                f"the marginal is poorly identified by {n} bags under {self.sigma_.name}: "
+                f"expected L1 error {self.marginal_error_:.3g} (Cramér–Rao, above "
+                f"{MARGINAL_WARN_L1}); the LP and the test-time mitigations lean on it: pass "
+                "marginal=<known class frequencies>, or more bags",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def _build(self, features: int) -> nn.Module:
         """A copy of the caller's module, the caller's factory's product, or the paper's MLP."""
