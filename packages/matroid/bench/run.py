@@ -5,8 +5,11 @@
 - the fractional-matching LP with opportunity-fairness rows (scipy HiGHS), polynomial;
 - OR-Tools CP-SAT on the integral allocation with group capacities ⌊y*_c⌋, beside our flow.
 Values must be identical; the table gives the speed ratios as the number of agents grows.
+Section `scale`: every matroid type at 10,000 elements (C = 3 and C = 8 groups): the fair
+point, the integral allocation (matroid intersection; max-flow for transversal) and the
+lottery (column generation), each checked (Σ⌊y*_c⌋ served, marginals = quotas).
 
-make bench PKG=matroid [ARGS="--max-n 3000"]
+make bench PKG=matroid [ARGS="--sections oracles scale --max-n 3000"]
 """
 
 from __future__ import annotations
@@ -16,8 +19,18 @@ import itertools
 import math
 
 import numpy as np
-from paperplug_matroid import TransversalMatroid, fair_point, integral_allocation
+from paperplug_matroid import (
+    GraphicMatroid,
+    PartitionMatroid,
+    RankOracleMatroid,
+    TransversalMatroid,
+    UniformMatroid,
+    fair_lottery,
+    fair_point,
+    integral_allocation,
+)
 from paperplug_matroid.embedded import contested_market
+from scipy import sparse
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix, vstack
 
@@ -102,18 +115,80 @@ def measure(n: int, seed: int) -> list:
             flow * 1e3, sat / flow]  # fmt: skip
 
 
+def scale_instances(n: int, C: int, rng: np.random.Generator) -> list[tuple[str, object, list]]:
+    """One contested instance per matroid type on n elements: 80% of the elements (group 0)
+    spread over the whole structure, 20% (groups 1..C−1) packed into a small shared part
+    (a 2%-of-vertices hub, 2% of the blocks), so the groups collide and PoF > 1. The rank
+    oracle (graphic underneath) gets n // 20 elements: it pays a rank call per element per
+    span."""
+
+    def contested_graph(m: int) -> tuple[list, np.ndarray]:
+        vertices, shared = m // 2, m // 5
+        hub = max(3, vertices // 50)
+        wide = rng.integers(0, vertices, size=(m - shared, 2))
+        packed = rng.integers(0, hub, size=(shared, 2))
+        groups = np.r_[np.zeros(m - shared, int), rng.integers(1, C, shared)]
+        return [tuple(e) for e in np.vstack([wide, packed]).tolist()], groups
+
+    edges, graph_groups = contested_graph(n)
+    blocks, shared = n // 10, n // 5
+    block_of = np.r_[rng.integers(0, blocks, n - shared), rng.integers(0, blocks // 50, shared)]
+    partition_groups = np.r_[np.zeros(n - shared, int), rng.integers(1, C, shared)]
+    uniform_groups = rng.choice(C, size=n, p=np.arange(C, 0, -1) / (C * (C + 1) / 2))
+    bi, letters = contested_market(n)
+    market_groups = [0 if g == "A" else int(rng.integers(1, C)) for g in letters]
+    small_edges, small_groups = contested_graph(n // 20)
+    small = GraphicMatroid(small_edges)
+    oracle = RankOracleMatroid(small.n, small.rank, check_up_to=0)
+    return [
+        (f"graphic ({n // 2} vertices)", GraphicMatroid(edges), graph_groups),
+        (f"partition ({blocks} blocks)", PartitionMatroid(block_of, rng.integers(1, 6, blocks)),
+         partition_groups),
+        (f"uniform (k = {2 * n // 5})", UniformMatroid(n, 2 * n // 5), uniform_groups),
+        ("transversal (contested)", TransversalMatroid(sparse.csr_matrix(bi)), market_groups),
+        (f"rank oracle (graphic, {small.n})", oracle, small_groups),
+    ]  # fmt: skip
+
+
+def measure_scale(name: str, matroid, groups, C: int) -> list:
+    """Times of the three stages on one instance, each checked."""
+    point, t_point = best_of(lambda: fair_point(matroid, groups), repeat=1)
+    alloc, t_alloc = best_of(lambda: integral_allocation(matroid, groups, point), repeat=1)
+    lottery, t_lottery = best_of(lambda: fair_lottery(matroid, groups, point), repeat=1)
+    floors = sum(math.floor(point.exact["lambda_star"] * r) for r in point.group_ranks.values())
+    exact = all(abs(lottery.marginals[c] - q) < 1e-7 for c, q in point.quotas.items())
+    return [name, matroid.n, C, point.pof, len(alloc.agents) == floors, exact,
+            t_point, t_alloc, t_lottery, t_point + t_alloc + t_lottery]  # fmt: skip
+
+
+SCALE_HEADER = ["matroid", "elements", "C", "PoF", "Σ⌊y*⌋ served", "lottery exact",
+                "fair point s", "integral s", "lottery s", "total s"]  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--max-n", type=int, default=3000)
+    parser.add_argument("--scale-n", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sections", nargs="+", choices=("oracles", "scale"),
+                        default=["oracles", "scale"])  # fmt: skip
     args = parser.parse_args()
     single_thread()
     fair_point(*contested_market(8))  # warm-up: imports and first calls
-    rows = []
-    for n in (s for s in SIZES if s <= args.max_n):
-        rows.append(measure(n, args.seed))
-        print(table(rows[-1:], HEADER, digits=3).splitlines()[-1], flush=True)
-    print("\n" + table(rows, HEADER, digits=3))
+    if "oracles" in args.sections:
+        rows = []
+        for n in (s for s in SIZES if s <= args.max_n):
+            rows.append(measure(n, args.seed))
+            print(table(rows[-1:], HEADER, digits=3).splitlines()[-1], flush=True)
+        print("\n" + table(rows, HEADER, digits=3) + "\n")
+    if "scale" in args.sections:
+        rng = np.random.default_rng(args.seed)
+        rows = []
+        for C in (3, 8):
+            for name, matroid, groups in scale_instances(args.scale_n, C, rng):
+                rows.append(measure_scale(name, matroid, groups, C))
+                print(table(rows[-1:], SCALE_HEADER, digits=3).splitlines()[-1], flush=True)
+        print("\n" + table(rows, SCALE_HEADER, digits=3))
 
 
 HEADER = ["agents", "PoF", "λ* equal (LPs)", "integral equal (CP-SAT)", "closed form ms",
