@@ -112,3 +112,15 @@ def test_bad_games_rejected():
         exact_fwbii(bad)
     with pytest.raises(TypeError, match="callables"):
         DualEncoderGame("clip", None, 2, 2)
+
+
+def test_exact_run_prints_no_progress_bar(monkeypatch, capfd):
+    """Progress bars switched on (as for a user): an exact 7-player run, one enumeration chunk
+    of milliseconds, leaves stderr empty."""
+    import tqdm  # noqa: F401  (the bar library is installed, so a bar could appear)
+
+    monkeypatch.setenv("PAPERPLUG_PROGRESS", "1")
+    value, _ = table_game(7, seed=2)
+    result = exact_fwbii(FunctionGame(value, 7))
+    assert not result.estimated
+    assert capfd.readouterr().err == ""

@@ -101,7 +101,10 @@ def exact_fwbii(
     empty = game.empty_value
     rhs = np.zeros(len(lookup))
     step = 2**14
-    for start in progress(range(0, 2**n, step), "exact FWBII", total=-(-(2**n) // step)):
+    starts = range(0, 2**n, step)
+    if len(starts) > 1:  # a bar only for a long enumeration, and only once it has run 2 s
+        starts = progress(starts, "exact FWBII", total=len(starts), delay=2.0)
+    for start in starts:
         coalitions = all_coalitions(n, start, min(start + step, 2**n))
         sizes = coalitions.sum(axis=1)
         weights = p**sizes * (1 - p) ** (n - sizes)
