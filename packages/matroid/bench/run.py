@@ -18,6 +18,7 @@ import argparse
 import itertools
 import math
 
+import networkx as nx
 import numpy as np
 from paperplug_matroid import (
     GraphicMatroid,
@@ -120,7 +121,8 @@ def scale_instances(n: int, C: int, rng: np.random.Generator) -> list[tuple[str,
     spread over the whole structure, 20% (groups 1..C−1) packed into a small shared part
     (a 2%-of-vertices hub, 2% of the blocks), so the groups collide and PoF > 1. The rank
     oracle (graphic underneath) gets n // 20 elements: it pays a rank call per element per
-    span."""
+    span. A graphic matroid with groups drawn at random (PoF ≈ 1) is added: there the capped
+    greedy start is further from the optimum and the intersection augments more."""
 
     def contested_graph(m: int) -> tuple[list, np.ndarray]:
         vertices, shared = m // 2, m // 5
@@ -142,6 +144,8 @@ def scale_instances(n: int, C: int, rng: np.random.Generator) -> list[tuple[str,
     oracle = RankOracleMatroid(small.n, small.rank, check_up_to=0)
     return [
         (f"graphic ({n // 2} vertices)", GraphicMatroid(edges), graph_groups),
+        (f"graphic G({n // 2}, {n}), random groups",
+         GraphicMatroid(nx.gnm_random_graph(n // 2, n, seed=0)), rng.integers(0, C, n)),
         (f"partition ({blocks} blocks)", PartitionMatroid(block_of, rng.integers(1, 6, blocks)),
          partition_groups),
         (f"uniform (k = {2 * n // 5})", UniformMatroid(n, 2 * n // 5), uniform_groups),
