@@ -60,3 +60,30 @@ def test_insertion_curves_on_a_planted_pair_game():
     assert second["aid"] > 0 and second["aid"] >= first["aid"] - 1e-12
     with pytest.raises(ValueError, match="order"):
         insertion_deletion(game, result, order=3)
+
+
+def test_official_aid_scaling_by_hand():
+    """ν = 2·x0·x1 + x2 − 0.5 on 3 players: ν(∅) = −0.5, ν(N) = 2.5. By hand, the best
+    coalition of each size is {}, {2}, {0, 1}, N (ν = −0.5, 0.5, 1.5, 2.5) and the worst {},
+    {0}, {0, 2}, N (−0.5, −0.5, 0.5, 2.5). The official scaling (ν − ν(∅)) / (ν(N) − ν(∅))
+    gives MIF = 0, 1/3, 2/3, 1 and LIF = 0, 0, 1/3, 1, so AID = mean(0, 1/3, 1/3, 0) = 1/6."""
+    game = FunctionGame(lambda c: 2.0 * c[:, 0] * c[:, 1] + c[:, 2] - 0.5, 3)
+    result = exact_fwbii(game)
+    official = insertion_deletion(game, result, order=2, scale="official")
+    assert np.allclose(official["mif"], [0, 1 / 3, 2 / 3, 1])
+    assert np.allclose(official["lif"], [0, 0, 1 / 3, 1])
+    assert official["aid"] == pytest.approx(1 / 6)
+    by_range = insertion_deletion(game, result, order=2)  # range 3.0 = ν(N) − ν(∅) here too
+    assert by_range["aid"] == pytest.approx(1 / 6)
+    with pytest.raises(ValueError, match="scale"):
+        insertion_deletion(game, result, scale="paper")
+
+
+def test_official_aid_warns_when_full_equals_empty():
+    """ν(N) ≈ ν(∅) (players 0 and 1 cancel): the official denominator is tiny, so it warns;
+    the range scaling stays bounded."""
+    game = FunctionGame(lambda c: c[:, 0] - c[:, 1] * 0.999 + 0.0 * c[:, 2], 3)
+    result = exact_fwbii(game)
+    with pytest.warns(RuntimeWarning, match="official scaling inflates"):
+        inflated = insertion_deletion(game, result, scale="official")
+    assert abs(inflated["aid"]) > 10 * abs(insertion_deletion(game, result)["aid"])

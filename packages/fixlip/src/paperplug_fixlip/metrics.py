@@ -4,8 +4,11 @@ greedy clique growth (MIF/LIF), each beside its first-order baseline."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from paperplug.checks import check_choice
 from paperplug_fixlip.game import DualEncoderGame, FunctionGame
 from paperplug_fixlip.interactions import Interactions
 from paperplug_fixlip.sampling import shapley_size_weights
@@ -118,14 +121,20 @@ def _greedy_cliques(first: np.ndarray, second: np.ndarray, sign: float) -> list[
 
 
 def insertion_deletion(
-    game: DualEncoderGame | FunctionGame, interactions: Interactions, *, order: int = 2
+    game: DualEncoderGame | FunctionGame,
+    interactions: Interactions,
+    *,
+    order: int = 2,
+    scale: str = "range",
 ) -> dict[str, object]:
     """Insertion curves (§5.2): ν of the most (MIF) and least (LIF) influential coalitions of
-    each size, minus ν(∅), over the range of values the curves cover; AID = mean(MIF − LIF)
-    (higher: the explanation ranks coalitions better). Order 2 grows cliques greedily; order 1
-    sorts WBV."""
+    each size, minus ν(∅), divided by the range of values the curves cover (`scale="range"`)
+    or by ν(N) − ν(∅) as the official code does (`scale="official"`, numbers comparable with
+    the paper's); AID = mean(MIF − LIF) (higher: the explanation ranks coalitions better).
+    Order 2 grows cliques greedily; order 1 sorts WBV."""
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order}")
+    check_choice(scale, "scale", ("range", "official"))
     n = game.n_players
     if order == 2:
         first, second = interactions.first_order, interactions.second_order
@@ -139,11 +148,23 @@ def insertion_deletion(
         coalitions[k, mif[k]] = True
         coalitions[n + 1 + k, lif[k]] = True
     values = game(coalitions)
-    # anchored at ν(∅) and scaled by the range the curves cover: ν(N) − ν(∅) alone can be
-    # near zero (a pair whose full similarity is about its empty one) and blow the curves up
     low = values[0]
     span = values.max() - values.min()
-    span = span if span > 1e-12 else 1.0
+    if scale == "official":
+        # [ν(∅), ν(N)] maps to [0, 1]; near-zero ν(N) − ν(∅) blows the curves up
+        full = values[n] - low
+        if abs(full) < 1e-12:
+            raise ValueError("scale='official' divides by ν(N) − ν(∅) = 0: use scale='range'")
+        if abs(full) < 0.1 * span:
+            warnings.warn(
+                f"ν(N) − ν(∅) = {full:.3g} is under a tenth of the curves' range {span:.3g}: "
+                "the official scaling inflates this AID; scale='range' bounds it",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        span = full
+    else:  # the range the curves cover: always positive unless the game is flat
+        span = span if span > 1e-12 else 1.0
     curve_mif = (values[: n + 1] - low) / span
     curve_lif = (values[n + 1 :] - low) / span
     return {"aid": float(np.mean(curve_mif - curve_lif)), "mif": curve_mif, "lif": curve_lif}
