@@ -46,6 +46,7 @@ def test_border_trick_enumerates_the_likely_sizes():
     assert sample_coalitions(10, 200, banzhaf_size_weights(10, 0.5), rng).n_enumerated == 0
 
 
+@pytest.mark.filterwarnings("ignore:joint sampling is ill-conditioned")
 def test_crossmodal_beats_joint_sampling_at_equal_passes():
     """8 image x 6 text players (106 interactions), 256 encoder passes: the cross-modal
     estimate (192 + 64 passes, 12288 pairs) has a lower squared error to the exact FWBII
@@ -124,3 +125,21 @@ def test_exact_run_prints_no_progress_bar(monkeypatch, capfd):
     result = exact_fwbii(FunctionGame(value, 7))
     assert not result.estimated
     assert capfd.readouterr().err == ""
+
+
+def test_joint_sampling_warns_when_ill_conditioned():
+    """9 x 10 players, 191 interactions: 200 coalitions solve but leave a direction nearly
+    uncovered (it warns, and the error is far above that at 4 x 191 coalitions, which does
+    not warn), on each of 3 seeds."""
+    import warnings
+
+    game = encoder_pair(9, 10, seed=3)
+    exact = exact_fwbii(game).values
+    for seed in range(3):
+        with pytest.warns(RuntimeWarning, match="ill-conditioned"):
+            tight = approximate(game, 200, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            comfortable = approximate(game, 4 * 191, random_state=seed)
+        tight_mse = np.mean((tight.values - exact) ** 2)
+        assert tight_mse > 10 * np.mean((comfortable.values - exact) ** 2)

@@ -60,7 +60,7 @@ def sentence_pair(
             est = approximate_crossmodal(game, budget_a=a, budget_b=b, random_state=s)
             cross.append(np.mean((est.values - exact.values) ** 2))
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # underdetermined below 191
+                warnings.simplefilter("ignore", RuntimeWarning)  # under/ill-determined near 191
                 est = approximate(game, passes // 2, random_state=s)
             joint.append(np.mean((est.values - exact.values) ** 2))
         rows.append(

@@ -62,6 +62,24 @@ def solve_normal(
     return phi[:m]
 
 
+def exact_gram(lookup: list[Interaction], n: int, p: float) -> np.ndarray:
+    """Σ_T μ_p(T) x_S(T) x_R(T) = p^{|S∪R|} (n players): the Gram matrix of the full
+    distribution, so the exact index needs only XᵀWy, and a sample's Gram is judged by it."""
+    members = np.zeros((len(lookup), n))
+    for k, subset in enumerate(lookup):
+        members[k, list(subset)] = 1.0
+    sizes = members.sum(axis=1)
+    return float(p) ** (sizes[:, None] + sizes[None, :] - members @ members.T)
+
+
+def coverage(gram: np.ndarray, reference: np.ndarray) -> float:
+    """λ_min(G, G*): the smallest generalised eigenvalue of a sampled Gram matrix against the
+    exact one. 1 / λ_min is the worst inflation of the estimate's variance along a direction."""
+    low = np.linalg.cholesky(reference)
+    whitened = np.linalg.solve(low, np.linalg.solve(low, gram).T)
+    return float(np.linalg.eigvalsh((whitened + whitened.T) / 2)[0])
+
+
 def kron_solve(gram_a: np.ndarray, gram_b: np.ndarray, cross: np.ndarray) -> np.ndarray:
     """Φ = G_a⁻¹ R G_b⁻¹: the exact solution when the lookup is the full product of the two
     modalities' [1, x] bases (second order = image × text only), since then
