@@ -3,7 +3,9 @@ DRIFT, CSD, SCM and a user's plugin composed into one guard. What the scenario m
 
 from __future__ import annotations
 
+import re
 import sys
+from pathlib import Path
 
 import guarded_agent as ga
 import pytest
@@ -21,7 +23,7 @@ def rows(out):
     import torch
 
     torch.set_num_threads(1)
-    return {r["defense"]: r for r in ga.scenario(out=out, n_requests=40)}
+    return {r["defense"]: r for r in ga.scenario(out=out)}  # what `python guarded_agent.py` runs
 
 
 ATTACKS = ["AMA tool ASR", "injection ASR", "harmful stream ASR"]
@@ -31,6 +33,14 @@ TARGETS = {  # the attack each defense is built against
     "SCM (output)": ["harmful stream ASR"],
     "payee allow-list (user plugin, tool)": ["injection ASR"],
 }
+
+
+def test_the_readme_table_is_what_the_scenario_measures(rows):
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme[readme.index("### One guarded agent across papers") :]
+    shown = re.findall(r"^\| ([^|]+?) \| (.+) \|$", section[: section.index("\n## ")], re.M)
+    table = {name: cells.replace("*", "").split(" | ") for name, cells in shown[1:]}
+    assert table == {n: [f"{r[c]:.3f}" for c in ga.COLUMNS] for n, r in rows.items()}
 
 
 def test_every_attack_works_without_a_defense(rows):
