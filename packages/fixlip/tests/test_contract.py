@@ -20,6 +20,7 @@ def encode_b(mask):
 class TestContract(ExplainerContract):
     component = "fixlip"
     params = {"budget_a": 8, "budget_b": 14, "random_state": 3}
+    bad_params = {"max_memory_gib": [0, -1.0], "interactions": ["pairs"]}
 
     @pytest.fixture
     def explain_case(self):
