@@ -11,6 +11,7 @@ features of layers of very different scales share one λ."""
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,6 +83,32 @@ def checkpoint_list(value: Any, name: str = "checkpoints") -> list[nn.Module]:
     return models
 
 
+def _warn_uncovered(model: nn.Module, kind: str, names: Sequence[str]) -> None:
+    """The factored kinds take nn.Linear layers only (a ⊗ δ): name every module whose
+    trainable parameters they leave out (conv layers, norms, embeddings), with the share."""
+    modules = dict(model.named_modules())
+    covered = {id(q) for n in names for q in modules[n].parameters()}
+    left: list[tuple[str, str, int]] = []
+    total = 0
+    for name, module in modules.items():
+        own = [q for q in module.parameters(recurse=False) if q.requires_grad]
+        total += sum(q.numel() for q in own)
+        count = sum(q.numel() for q in own if id(q) not in covered)
+        if count:
+            left.append((name, type(module).__name__, count))
+    if left:
+        missing = sum(c for _, _, c in left)
+        listed = ", ".join(f"{n} ({t}, {c:,})" for n, t, c in left)
+        warnings.warn(
+            f"{kind} covers {total - missing:,} of {total:,} trainable parameters: it factors "
+            f"nn.Linear gradients only and leaves out {listed}; use a non-factored kind "
+            "('grass', 'sjlt', 'gauss') to cover every parameter, or pass layers=[...] to say "
+            "the linear layers are meant",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
 class GradientFeatures:
     """One compressor kind over a model: (B, k) features of (X, y) for the target."""
 
@@ -118,6 +145,8 @@ class GradientFeatures:
                         f"layers[{i}] = {name!r} is {what}, not a linear layer of the model; its "
                         f"linear layers: {linear_layers(model)}"
                     )
+            if self.layers is None:
+                _warn_uncovered(model, self.kind, names)
             shapes = [(modules[n].out_features, modules[n].in_features + 1) for n in names]
             self.names = names
             self.compressor: Any = FactoredCompressor(
