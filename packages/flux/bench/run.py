@@ -15,7 +15,6 @@ make bench PKG=flux ARGS="--federations --engines --seeds 0"
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -165,7 +164,6 @@ def engines_section() -> None:
     sys.path.insert(0, str(TESTS))  # the tests' raising model, importable by the Ray workers
     from helpers import Boom
     from paperplug_flux import FLUX, LocalSuperLink, save_client_data, simulate, write_app
-    from paperplug_flux.superlink import flower_executable, free_port
 
     split = load_clients("P(X)", 0)
     local = {k: FLUX_KW[k] for k in ("lr", "batch_size", "local_epochs", "momentum")}
@@ -222,31 +220,8 @@ def engines_section() -> None:
         )
         start = time.perf_counter()
         with LocalSuperLink() as link:
-            nodes = [
-                subprocess.Popen(
-                    [
-                        flower_executable("flower-supernode"),
-                        "--insecure",
-                        "--superlink",
-                        link.address,
-                        "--port",
-                        str(free_port()),
-                        "--node-config",
-                        f'partition-id={i} data-path="{p}"',
-                    ],
-                    env=link.env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-                for i, p in enumerate(paths)
-            ]
-            try:
-                link.run_app(app, tmp / "run")
-            finally:
-                for node in nodes:
-                    node.terminate()
-                for node in nodes:
-                    node.wait(timeout=30)
+            configs = [{"partition-id": i, "data-path": str(p)} for i, p in enumerate(paths)]
+            link.run_on_supernodes(app, tmp / "run", configs)
         served = FLUX.from_run(tmp / "run", make_mlp, (64,))
         rows.append(
             [

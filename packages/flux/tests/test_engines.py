@@ -8,14 +8,11 @@ These start real Flower processes (every ClientApp task is a process of its own 
 deployment; Ray starts a cluster), so they are the slowest tests of the suite: 2 clients,
 2 rounds, one local epoch each."""
 
-import subprocess
-
 import numpy as np
 import pytest
 from helpers import LOCAL, Boom, tiny_clients
 from paperplug_flux import FLUX, LocalSuperLink, save_client_data, simulate, write_app
 from paperplug_flux.embedded import LATENT_LAYER, make_mlp
-from paperplug_flux.superlink import flower_executable, free_port
 
 RUN = {**LOCAL, "local_epochs": 1, "rounds": 2, "max_warmup_rounds": 1}
 
@@ -54,31 +51,8 @@ def test_a_deployment_of_supernodes_on_loopback_runs_the_flower_app(clients, in_
         **{k: v for k, v in RUN.items() if k != "rounds"},
     )
     with LocalSuperLink() as link:  # flower-superlink --insecure on a free loopback port
-        nodes = [
-            subprocess.Popen(
-                [
-                    flower_executable("flower-supernode"),
-                    "--insecure",
-                    "--superlink",
-                    link.address,
-                    "--port",
-                    str(free_port()),
-                    "--node-config",
-                    f'partition-id={i} data-path="{path}"',
-                ],
-                env=link.env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for i, path in enumerate(data)
-        ]
-        try:
-            link.run_app(app, tmp_path / "run")
-        finally:
-            for node in nodes:
-                node.terminate()
-            for node in nodes:
-                node.wait(timeout=30)
+        configs = [{"partition-id": i, "data-path": str(p)} for i, p in enumerate(data)]
+        link.run_on_supernodes(app, tmp_path / "run", configs)
     served = FLUX.from_run(tmp_path / "run", make_mlp, input_shape=(64,))
     _same_run(served, in_process)
     assert served.assign(test[1][0]) == in_process.assign(test[1][0])

@@ -166,6 +166,32 @@ class LocalSuperLink:
             raise RuntimeError(f"the Flower run saved no result in {out}:\n{why}")
         return out
 
+    def run_on_supernodes(
+        self,
+        app_dir: str | Path,
+        output_dir: str | Path,
+        node_configs: Sequence[dict[str, object]],
+        **kw: object,
+    ) -> Path:
+        """`run_app` on a deployment: one `flower-supernode` per node config (each on its own
+        runtime port), stopped when the run ends."""
+        nodes = [
+            subprocess.Popen(
+                supernode_command(self, free_port(), config),
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for config in node_configs
+        ]
+        try:
+            return self.run_app(app_dir, output_dir, **kw)  # type: ignore[arg-type]
+        finally:
+            for node in nodes:
+                node.terminate()
+            for node in nodes:
+                node.wait(timeout=30)
+
 
 def supernode_command(
     link: LocalSuperLink, port: int, node_config: dict[str, object]
