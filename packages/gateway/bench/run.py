@@ -1,11 +1,13 @@
 """Benchmark: the latency the gateway adds, beside LiteLLM's proxy, on the same scripted
 upstream and the same clients, in one run. Each server is its own process (upstream, gateway,
 LiteLLM); the clients are 32 threads with the official `openai` SDK, each streaming
-`--requests` replies of `--words` words. Added latency = the latency through a proxy minus the
+`--requests` replies of `--words` words (benign held-out replies of SCM's data). Added latency = the latency through a proxy minus the
 latency straight to the upstream (p50 and p99 over all requests); per chunk = that, divided by
 the chunks of a reply. Configurations: no defense on either side; a regex-level output
 defense on both (paperplug: `RegexGuard` as a user's plugin; LiteLLM: a `CustomGuardrail`
-whose streaming hook checks the growing text the same way).
+whose streaming hook checks the growing text the same way); and the gateway alone with DRIFT
+(query planner) and SCM configured by name (a tiny SCM trained at the start, seconds), which
+LiteLLM has no counterpart for.
 
     make bench PKG=gateway ARGS="--requests 8"
 """
@@ -66,7 +68,7 @@ def spawn(args: list[str], env: dict | None = None) -> subprocess.Popen:
     )
 
 
-def upstream(port: int, words: int, delay: float) -> subprocess.Popen:
+def upstream(port: int, text: str, delay: float) -> subprocess.Popen:
     code = textwrap.dedent(
         f"""
         import uvicorn
@@ -74,14 +76,34 @@ def upstream(port: int, words: int, delay: float) -> subprocess.Popen:
         def reply(messages, tools):
             if messages[-1]["content"] == "leak":
                 return {{"content": "the password is hunter2"}}
-            return {{"content": " ".join(["token"] * {words})}}
+            return {{"content": {text!r}}}
         uvicorn.run(scripted_upstream(reply, chunk_delay={delay}), host="127.0.0.1", port={port}, log_level="warning", access_log=False, ws="none")
         """
     )
     return spawn([sys.executable, "-c", code])
 
 
-def gateway(port: int, up: str, regex: bool, work: Path) -> subprocess.Popen:
+def train_scm(work: Path, words: int) -> str:
+    """A tiny SCM checkpoint in `work` (the package's embedded training, seconds on one
+    thread), and the reply every upstream request gets: `words` words of benign held-out
+    replies that this SCM lets through (so every configuration streams the same chunks)."""
+    from paperplug_scm import EMBEDDED_TRAINING, SCMTrainer, load_data, response_text
+
+    import paperplug
+
+    train, val, test = load_data(0, n_train=300, n_val=100, n_test=100)
+    scm = SCMTrainer(progress=False, tiny={"hidden_size": 64, "num_layers": 1}, seed=0,
+                     **EMBEDDED_TRAINING).fit(train, val)  # fmt: skip
+    path = scm.save(work / "scm-ckpt")
+    monitor = paperplug.load("defense", "scm", path=str(path))
+    benign = [response_text(ex).split() for ex in test if not any(ex["sentence_labels"])]
+    text = " ".join(w for reply in benign for w in reply).split()[:words]
+    verdict = monitor.check(" ".join(text), {"prompt": "go", "final": True})
+    assert verdict.valid, "the tiny SCM stops the benign reply: pick another seed"
+    return " ".join(text)
+
+
+def gateway(port: int, up: str, defense: str, work: Path) -> subprocess.Popen:
     plugins = work / "plugins"
     plugins.mkdir(exist_ok=True)
     (plugins / "regex_plugin.py").write_text(
@@ -90,11 +112,17 @@ def gateway(port: int, up: str, regex: bool, work: Path) -> subprocess.Popen:
         "@hookimpl\ndef register_defenses(register):\n"
         "    register('regex-guard', RegexGuard, summary='regex', paper='(bench)')\n"
     )
-    defense = f"[[defense]]\nname = \"regex-guard\"\npattern = '{PATTERN}'\n" if regex else ""
+    defenses = {
+        "none": "",
+        "regex": f"[[defense]]\nname = \"regex-guard\"\npattern = '{PATTERN}'\n",
+        "drift+scm": '[[defense]]\nname = "drift"\nplanner = "query"\ntimeout = 60\n'
+        f'[[defense]]\nname = "scm"\npath = "{work / "scm-ckpt"}"\ntimeout = 60\n'
+        f'[audit]\npath = "{LOGS / "drift-scm-audit.jsonl"}"\n',
+    }
     config = work / f"gateway-{port}.toml"
     config.write_text(
         f'[server]\nport = {port}\nmax_tokens = 100000\napi_keys = ["{KEY}"]\n'
-        f'[upstream]\nurl = "{up}"\ntimeout = 60\n{defense}'
+        f'[upstream]\nurl = "{up}"\ntimeout = 60\n{defenses[defense]}'
     )
     exe = Path(sys.executable).with_name("paperplug-gateway")
     return spawn(
@@ -123,7 +151,8 @@ class RegexGuardrail(CustomGuardrail):
 '''
 
 
-def litellm(port: int, up: str, regex: bool, work: Path) -> subprocess.Popen:
+def litellm(port: int, up: str, defense: str, work: Path) -> subprocess.Popen:
+    regex = defense == "regex"
     (work / "regex_guardrail.py").write_text(LITELLM_GUARD.format(pattern=PATTERN))
     guard = (
         "guardrails:\n  - guardrail_name: regex-guard\n    litellm_params:\n"
@@ -204,25 +233,34 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         try:
+            text = train_scm(work, args.words)
             up_port = free_port()
-            procs.append(upstream(up_port, args.words, args.delay))
+            procs.append(upstream(up_port, text, args.delay))
             up = f"http://127.0.0.1:{up_port}/v1"
             wait_up(f"{up}/models")
             servers = {}
-            for regex in (False, True):
-                for name, start in (("paperplug-gateway", gateway), ("LiteLLM proxy", litellm)):
-                    port = free_port()
-                    procs.append(start(port, up, regex, work))
-                    health = "/health/liveliness" if name == "LiteLLM proxy" else "/healthz"
-                    wait_up(f"http://127.0.0.1:{port}{health}")
-                    servers[(name, regex)] = f"http://127.0.0.1:{port}/v1"
+            configurations = [
+                ("paperplug-gateway", gateway, "none"),
+                ("LiteLLM proxy", litellm, "none"),
+                ("paperplug-gateway", gateway, "regex"),
+                ("LiteLLM proxy", litellm, "regex"),
+                ("paperplug-gateway", gateway, "drift+scm"),
+            ]
+            for name, start, defense in configurations:
+                port = free_port()
+                procs.append(start(port, up, defense, work))
+                health = "/health/liveliness" if name == "LiteLLM proxy" else "/healthz"
+                wait_up(f"http://127.0.0.1:{port}{health}")
+                servers[(name, defense)] = f"http://127.0.0.1:{port}/v1"
             _, chunks = run_clients(up, 1)
-            for (name, regex), url in servers.items():
+            for (name, defense), url in servers.items():
                 run_clients(url, 1)  # warm up
-                leaked = leaks(url)
-                assert leaked == (not regex), (
-                    f"{name}: the regex defense {'let through' if leaked else 'stopped'} a leak"
-                )
+                if defense != "drift+scm":  # SCM judges harm, not a password
+                    leaked = leaks(url)
+                    assert leaked == (defense == "none"), (
+                        f"{name}: the {defense} configuration "
+                        f"{'let through' if leaked else 'stopped'} a leak"
+                    )
             added: dict = {key: [] for key in servers}
             for r in range(args.rounds):  # each proxy right after its own direct baseline
                 for key, url in servers.items():
@@ -233,12 +271,13 @@ def main(argv: list[str] | None = None) -> int:
                         [np.percentile(through, q) - np.percentile(direct, q) for q in (50, 99)]
                     )
                 print(f"round {r + 1}/{args.rounds} done", flush=True)
-            for (name, regex), rounds in added.items():
+            shown = {"none": "none", "regex": "regex (output)", "drift+scm": "DRIFT + SCM"}
+            for (name, defense), rounds in added.items():
                 p50, p99 = np.median(np.array(rounds), axis=0)
                 rows.append(
                     [
                         name,
-                        "regex (output)" if regex else "none",
+                        shown[defense],
                         1000 * p50,
                         1000 * p99,
                         1000 * p50 / chunks,

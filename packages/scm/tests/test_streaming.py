@@ -118,7 +118,9 @@ def test_wrap_passes_the_prompt_to_the_monitor(trained, splits):
     assert a.details == b.details
 
 
-def test_interleaved_conversations_match_separate_runs(trained, splits, monkeypatch):
+@pytest.mark.parametrize("key", ["conversation_id", "reply_id"])
+def test_interleaved_conversations_match_separate_runs(trained, splits, monkeypatch, key):
+    # reply_id: two replies of one conversation streamed at once (paperplug-gateway's case)
     harmful = next(ex for ex in splits[2] if _stop(trained, _full(trained, ex)) is not None)
     benign = next(ex for ex in splits[2] if _stop(trained, _full(trained, ex)) is None)
 
@@ -129,7 +131,8 @@ def test_interleaved_conversations_match_separate_runs(trained, splits, monkeypa
         for i in range(max(len(w) for _, w in streams.values()) + 1):
             for cid, (ex, words) in streams.items():
                 if i <= len(words):
-                    ctx = {"prompt": ex["prompt"], "conversation_id": cid, "final": i == len(words)}
+                    ctx = {"prompt": ex["prompt"], "conversation_id": "one", key: cid,
+                           "final": i == len(words)}  # fmt: skip
                     v = mon.check("".join(words[: i + 1]), ctx)
                     verdicts[cid].append((v.valid, v.details["tokens_read"], v.details["judged"]))
         return verdicts

@@ -11,7 +11,9 @@
 
 Every check's context carries `conversation_id`, `messages`, `prompt` (the last user message)
 and `tools`: a stateful defense keys its state by the conversation, never shared between
-clients. These calls are synchronous; the app runs them in worker threads.
+clients. The output stage adds `reply_id` (the conversation's id and a fresh suffix): a
+monitor that keeps per-stream state keys it by the reply, so two replies streamed at once in
+one conversation never share it. These calls are synchronous; the app runs them in worker threads.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,7 +189,10 @@ class Stages:
         """The output stage over this reply's stream (None when no output defense is set)."""
         if "output" not in self.stages:
             return None
-        return self.guard.stream((), context=conv.context())
+        # the reply's own id: concurrent replies in one conversation (identical requests from
+        # one key) never feed one stateful monitor each other's chunks
+        reply = f"{conv.id}:reply:{uuid.uuid4().hex[:16]}"
+        return self.guard.stream((), context=conv.context(reply_id=reply))
 
     def check_text(self, text: str, conv: Conversation) -> tuple[str, bool]:
         """A whole (non-streamed) reply through the output stage: (the text to send, stopped)."""

@@ -277,6 +277,7 @@ class StreamingMonitor:
         """Defense protocol: `payload` is the response so far.
 
         The prompt comes from `context["prompt"]` or `context["messages"]`, the stream from
+        `context["reply_id"]` (what paperplug-gateway sets per streamed reply), else
         `context["conversation_id"]` (default: one stream). A payload that extends the
         stream's text under the same prompt continues it; anything else starts it anew.
         `context["final"]` ends the stream and scores the trailing word too. The verdict's
@@ -285,7 +286,7 @@ class StreamingMonitor:
         check_type(payload, "payload", str, what="the reply text so far (str)")
         context = check_context(context)
         prompt = prompt_of(context)
-        session = self.session(context.get("conversation_id"))
+        session = self.session(context.get("reply_id", context.get("conversation_id")))
         if (
             prompt != session.prompt
             or session._by_ids
