@@ -11,6 +11,7 @@ from paperplug_fixlip import (
     banzhaf_size_weights,
     exact_fwbii,
     sample_coalitions,
+    small_side_floor,
     split_budget,
     split_passes,
 )
@@ -65,6 +66,12 @@ def test_crossmodal_beats_joint_sampling_at_equal_passes():
 
 def test_budget_splits():
     assert split_budget(2**19, 49, 6) == (2**19 // 64, 64)  # the paper's 2^13 × 2^6
+    # 196 x 16 at 2^16 pairs: the paper's rule gives the text side 21 coalitions for its 17
+    # image x text terms; the floor the estimators pass raises it to 4 x 17
+    assert split_budget(2**16, 196, 16) == (3120, 21)
+    floor = small_side_floor(196, 16, 2, crossmodal_only=True)
+    assert floor == 68 and split_budget(2**16, 196, 16, min_small=floor) == (963, 68)
+    assert small_side_floor(9, 10, 2, crossmodal_only=False) == 4 * 46
     a, b = split_passes(256, 9, 10)
     assert a + b == 256 and a < b
 
@@ -72,8 +79,8 @@ def test_budget_splits():
 def test_same_seed_same_result_and_rng_untouched():
     game = encoder_pair(5, 5, seed=11)
     state = np.random.get_state(legacy=False)
-    first = approximate_crossmodal(game, budget_a=20, budget_b=20, random_state=4)
-    second = approximate_crossmodal(game, budget_a=20, budget_b=20, random_state=4)
+    first = approximate_crossmodal(game, budget_a=24, budget_b=24, random_state=4)
+    second = approximate_crossmodal(game, budget_a=24, budget_b=24, random_state=4)
     assert np.array_equal(first.values, second.values)
     assert str(np.random.get_state(legacy=False)) == str(state)
 
@@ -143,3 +150,33 @@ def test_joint_sampling_warns_when_ill_conditioned():
             comfortable = approximate(game, 4 * 191, random_state=seed)
         tight_mse = np.mean((tight.values - exact) ** 2)
         assert tight_mse > 10 * np.mean((comfortable.values - exact) ** 2)
+
+
+@pytest.mark.parametrize(
+    "cross, tight, comfortable",
+    [(False, (50, 60), (184, 224)), (True, (12, 13), (40, 44))],
+)
+def test_crossmodal_estimator_warns_when_ill_conditioned(cross, tight, comfortable):
+    """9 x 10 players. All pairs: each modality's part of the lookup has 46 and 56 terms, and
+    50 x 60 coalitions solve but cover a direction far less than Bernoulli(1/2) does. The
+    image x text lookup: 10 and 11 terms, 12 x 13 coalitions. Each warns, on 3 seeds, with an
+    error over 5x that at about 4x the terms, which does not warn."""
+    import warnings
+
+    game = encoder_pair(9, 10, seed=3)
+    exact = exact_fwbii(game, crossmodal_only=cross).values
+    for seed in range(3):
+        with pytest.warns(RuntimeWarning, match="cross-modal estimator is ill-conditioned"):
+            bad = approximate_crossmodal(
+                game, budget_a=tight[0], budget_b=tight[1], crossmodal_only=cross, random_state=seed
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            good = approximate_crossmodal(
+                game,
+                budget_a=comfortable[0],
+                budget_b=comfortable[1],
+                crossmodal_only=cross,
+                random_state=seed,
+            )
+        assert np.mean((bad.values - exact) ** 2) > 5 * np.mean((good.values - exact) ** 2)

@@ -14,11 +14,11 @@ from paperplug_fixlip.memory import dual_fit_bytes, joint_fit_bytes, lookup_size
 
 def test_vit_b16_all_pairs_refused_before_any_pass():
     """196 patches x 16 tokens: 1 + 212 + C(212, 2) = 22,579 terms; the m x m normal matrix
-    alone is 3.8 GiB, the whole fit about 19 GiB. interactions='all' fails at once, naming
+    alone is 3.8 GiB, the whole fit about 18 GiB. interactions='all' fails at once, naming
     what to pass, and no encoder has run."""
     game = encoder_pair(196, 16, seed=0)
     assert lookup_size(212, 2) == 22_579
-    assert dual_fit_bytes(196, 16, 3120, 21) > 8 * 22_579**2 > 3.7 * 2**30
+    assert dual_fit_bytes(196, 16, 119, 548) > 8 * 22_579**2 > 3.7 * 2**30
     with pytest.raises(ValueError, match=r"22,579 terms.*interactions='crossmodal'"):
         FIxLIP(interactions="all").explain(game)
     assert game.encoder_calls == 0

@@ -29,6 +29,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "exact_fsii": ".estimators",
         "approximate": ".estimators",
         "approximate_crossmodal": ".estimators",
+        "small_side_floor": ".estimators",
         "split_budget": ".estimators",
         "split_passes": ".estimators",
         "fit_dual": ".estimators",

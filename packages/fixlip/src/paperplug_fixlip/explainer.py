@@ -18,6 +18,7 @@ from paperplug_fixlip.estimators import (
     approximate_crossmodal,
     exact_fsii,
     exact_fwbii,
+    small_side_floor,
     split_budget,
 )
 from paperplug_fixlip.game import DualEncoderGame, FunctionGame
@@ -157,7 +158,10 @@ class FIxLIP:
             else:
                 budget = self.budget or DEFAULT_PAIRS
                 run = partial(approximate_crossmodal, game, budget, p=self.p, **sampled)
-                rows_a, rows_b = split_budget(budget, n_a, n_b) if budget >= 4 else (1, 1)
+                floor = small_side_floor(n_a, n_b, self.max_order, cross)
+                rows_a, rows_b = (
+                    split_budget(budget, n_a, n_b, min_small=floor) if budget >= 4 else (1, 1)
+                )
             rows_a, rows_b = min(rows_a, 2**n_a), min(rows_b, 2**n_b)
             size = dual_fit_bytes(
                 n_a, n_b, rows_a, rows_b, max_order=self.max_order, crossmodal=cross
