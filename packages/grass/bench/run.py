@@ -45,12 +45,12 @@ def one(kind: str, width: int, k: int, samples: int) -> dict:
     model = mlp(0, width).eval()
     p = sum(q.numel() for q in model.parameters())
     if kind == "factors only":  # the model pass every factored compressor needs: its floor
-        from paperplug_grass.gradients import linear_factors
+        from paperplug_grass.gradients import layer_factors
 
         X, y = torch.as_tensor(data.X[:samples]), torch.as_tensor(data.y[:samples])
         start = time.process_time()
         for i in range(0, samples, 16):
-            linear_factors(model, X[i : i + 16], y[i : i + 16])
+            layer_factors(model, X[i : i + 16], y[i : i + 16])
         seconds = time.process_time() - start
         return {"p": p, "samples/s": samples / seconds, "peak MiB": peak_memory_mb()}
     if kind.startswith("dattri "):

@@ -91,7 +91,9 @@ def test_the_issue_33_examples_are_named(case):
         fitted.attribute(np.zeros((3, 65), np.float32), data.y_test[:3])
     with pytest.raises(ValueError, match=r"y must hold class labels in \[0, 10\).*got \[0, 10\]"):
         fitted.attribute(data.X_test[:3], [0, 1, 10])
-    with pytest.raises(ValueError, match=r"layers\[0\] = '1' is ReLU, not a linear layer"):
+    with pytest.raises(
+        ValueError, match=r"layers\[0\] = '1' is a ReLU: only nn.Linear and nn.Conv"
+    ):
         InfluenceAttributor("factgrass", 64, layers=["1"]).cache(ckpts[0], data.X, data.y)
     with pytest.raises(TypeError, match="model must be a torch module or a list of them"):
         InfluenceAttributor("grass", 64).explain("mlp", (data.X[:2], data.y[:2]),
@@ -144,27 +146,3 @@ def test_checkpoints_of_two_architectures_are_rejected(case):
     other = mlp(width=16)
     with pytest.raises(ValueError, match="share one architecture"):
         InfluenceAttributor("sjlt", 64).cache([ckpts[0], other], data.X, data.y)
-
-
-def test_factored_kinds_name_the_layers_they_leave_out():
-    """Conv2d(1, 3, 3) (30 parameters) + Linear(108, 10) (1,090): FactGraSS factors the linear
-    layer only, so it warns that 1,090 of 1,120 parameters are covered and names the conv
-    layer; an all-linear model, or layers given explicitly, raise no warning."""
-    import warnings
-
-    from torch import nn
-
-    from paperplug import seeded_torch
-
-    with seeded_torch(0):
-        model = nn.Sequential(nn.Conv2d(1, 3, 3), nn.Flatten(), nn.Linear(108, 10)).double()
-    X = torch.from_numpy(np.random.default_rng(0).normal(size=(6, 1, 8, 8)))
-    y = torch.arange(6) % 10
-    with pytest.warns(UserWarning, match=r"covers 1,090 of 1,120 .* 0 \(Conv2d, 30\)"):
-        features = GradientFeatures("factgrass", 16)(model, X, y)
-    assert features.shape == (6, 16)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        GradientFeatures("factgrass", 16, layers=["2"])(model, X, y)
-        data = digits(0)
-        GradientFeatures("logra", 16)(mlp(width=8, seed=0), data.X[:4], data.y[:4])

@@ -10,9 +10,9 @@ from paperplug_grass import (
     SJLT,
     Compressor,
     FactoredCompressor,
+    layer_factors,
     lds,
     learn_selective_mask,
-    linear_factors,
     per_sample_gradients,
 )
 from torch import nn
@@ -54,7 +54,7 @@ def test_the_factors_give_torch_funcs_per_sample_gradients():
     model, X = small_mlp()
     y = torch.tensor([0, 1, 2, 3, 0, 1, 2])
     full = per_sample_gradients(model, X, y)  # W0, b0, W1, b1 per sample
-    factors = linear_factors(model, X, y)
+    factors = layer_factors(model, X, y)
     rebuilt = []
     for a, d in factors:
         G = torch.einsum("bto,bti->boi", d, a)  # (B, d_out, d_in + 1): [W | b]
@@ -66,7 +66,7 @@ def test_the_factors_give_torch_funcs_per_sample_gradients():
 def test_factgrass_equals_grass_on_the_materialised_gradient_with_the_kronecker_mask():
     model, X = small_mlp()
     y = torch.tensor([0, 1, 2, 3, 0, 1, 2])
-    factors = linear_factors(model, X, y)
+    factors = layer_factors(model, X, y)
     shapes = [(5, 7), (4, 6)]
     fg = FactoredCompressor("factgrass", k=8, blowup=2, seed=1).fit(shapes)
     ours = fg.compress(factors)
@@ -82,7 +82,7 @@ def test_factgrass_equals_grass_on_the_materialised_gradient_with_the_kronecker_
 def test_logra_equals_the_projected_materialised_gradient():
     model, X = small_mlp()
     y = torch.tensor([0, 1, 2, 3, 0, 1, 2])
-    factors = linear_factors(model, X, y)
+    factors = layer_factors(model, X, y)
     lg = FactoredCompressor("logra", k=8, seed=2).fit([(5, 7), (4, 6)])
     ours = lg.compress(factors)
     parts = []

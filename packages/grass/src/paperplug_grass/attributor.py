@@ -4,7 +4,7 @@ default), scores τ(z, i) = φ_zᵀ (F + λI)⁻¹ φ_i, the TRAK-style variant 
 train points weighted by 1 − p_i), averaged over checkpoints.
 
 For the factored compressors (LoGra, FactGraSS) the eFIM is block-diagonal, one block F_l
-per linear layer, each damped relative to its own scale, F_l + λ·(tr F_l / k_l) I: as the
+per linear or conv layer, each damped relative to its own scale, F_l + λ·(tr F_l / k_l) I: as the
 official code's block-projected attributor (shipped in dattri) does; with a full F the
 features of layers of very different scales share one λ."""
 
@@ -35,9 +35,11 @@ from paperplug_grass.datamodeling import lds
 from paperplug_grass.factored import FACTORED, FactoredCompressor
 from paperplug_grass.gradients import (
     TARGETS,
-    linear_factors,
-    linear_layers,
+    factor_shape,
+    factored_layers,
+    layer_factors,
     per_sample_gradients,
+    refusal,
 )
 
 DAMPING_GRID = tuple(10.0**e for e in range(-7, 3))
@@ -83,27 +85,33 @@ def checkpoint_list(value: Any, name: str = "checkpoints") -> list[nn.Module]:
     return models
 
 
-def _warn_uncovered(model: nn.Module, kind: str, names: Sequence[str]) -> None:
-    """The factored kinds take nn.Linear layers only (a ⊗ δ): name every module whose
-    trainable parameters they leave out (conv layers, norms, embeddings), with the share."""
+def coverage(model: nn.Module, names: Sequence[str]) -> tuple[int, int, list[str]]:
+    """(trainable parameters the layers `names` hold, all trainable parameters, each module
+    holding the others as "name (why; count)")."""
     modules = dict(model.named_modules())
     covered = {id(q) for n in names for q in modules[n].parameters()}
-    left: list[tuple[str, str, int]] = []
-    total = 0
+    left: list[str] = []
+    total = missing = 0
     for name, module in modules.items():
         own = [q for q in module.parameters(recurse=False) if q.requires_grad]
         total += sum(q.numel() for q in own)
         count = sum(q.numel() for q in own if id(q) not in covered)
         if count:
-            left.append((name, type(module).__name__, count))
+            missing += count
+            left.append(f"{name} ({refusal(module) or 'not in layers'}; {count:,})")
+    return total - missing, total, left
+
+
+def _warn_uncovered(model: nn.Module, kind: str, names: Sequence[str]) -> None:
+    """The factored kinds take nn.Linear and nn.Conv2d layers (a ⊗ δ): name every module whose
+    trainable parameters they leave out (norms, embeddings, grouped convs), with the share."""
+    covered, total, left = coverage(model, names)
     if left:
-        missing = sum(c for _, _, c in left)
-        listed = ", ".join(f"{n} ({t}, {c:,})" for n, t, c in left)
         warnings.warn(
-            f"{kind} covers {total - missing:,} of {total:,} trainable parameters: it factors "
-            f"nn.Linear gradients only and leaves out {listed}; use a non-factored kind "
-            "('grass', 'sjlt', 'gauss') to cover every parameter, or pass layers=[...] to say "
-            "the linear layers are meant",
+            f"{kind} covers {covered:,} of {total:,} trainable parameters: it factors the "
+            f"gradients of nn.Linear and nn.Conv2d layers only and leaves out {', '.join(left)}; "
+            "use a non-factored kind ('grass', 'sjlt', 'gauss') to cover every parameter, or "
+            "pass layers=[...] to say the factored layers are meant",
             UserWarning,
             stacklevel=4,
         )
@@ -134,26 +142,28 @@ class GradientFeatures:
 
     def _fit(self, model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> None:
         if self.kind in FACTORED:
-            names = self.layers if self.layers is not None else linear_layers(model)
+            names = self.layers if self.layers is not None else factored_layers(model)
             if not names:
-                raise ValueError(f"{self.kind} needs linear layers; the model has none")
+                raise ValueError(f"{self.kind} needs linear or conv layers; the model has none")
             modules = dict(model.named_modules())
             for i, name in enumerate(names):
-                if not isinstance(modules.get(name), nn.Linear):
-                    what = type(modules[name]).__name__ if name in modules else "no module"
+                why = refusal(modules[name]) if name in modules else "no module of the model"
+                if why is not None:
                     raise ValueError(
-                        f"layers[{i}] = {name!r} is {what}, not a linear layer of the model; its "
-                        f"linear layers: {linear_layers(model)}"
+                        f"layers[{i}] = {name!r} is {why}; the layers {self.kind} can factor: "
+                        f"{factored_layers(model)} (or use a non-factored kind: 'grass', 'sjlt')"
                     )
             if self.layers is None:
                 _warn_uncovered(model, self.kind, names)
-            shapes = [(modules[n].out_features, modules[n].in_features + 1) for n in names]
+            shapes = [factor_shape(modules[n]) for n in names]
             self.names = names
+            self.parameters_covered = coverage(model, names)[0]
             self.compressor: Any = FactoredCompressor(
                 self.kind, self.k, blowup=self.blowup, seed=self.seed
             ).fit(shapes)
         else:
             p = sum(q.numel() for q in model.parameters() if q.requires_grad)
+            self.parameters_covered = p
             sample = None
             if self.kind in ("sm", "grass-sm"):
                 sample = per_sample_gradients(model, X[:256], y[:256], self.target)
@@ -183,7 +193,7 @@ class GradientFeatures:
             xb, yb = X[i : i + self.batch_size], y[i : i + self.batch_size]
             if self.kind in FACTORED:
                 parts.append(
-                    self.compressor.compress(linear_factors(model, xb, yb, self.target, self.names))
+                    self.compressor.compress(layer_factors(model, xb, yb, self.target, self.names))
                 )
             else:
                 parts.append(
@@ -197,7 +207,7 @@ class InfluenceAttributor:
     validation points with subset-trained ground truth. `explain(...)` does all three.
 
     preconditioner: "full" (one F over all k features, λ absolute), "block" (one F_l per
-    linear layer, λ relative to its mean eigenvalue; factored kinds only) or "auto" (block for
+    linear or conv layer, λ relative to its mean eigenvalue; factored kinds only) or "auto" (block for
     LoGra / FactGraSS, as the official code, full for the rest)."""
 
     def __init__(

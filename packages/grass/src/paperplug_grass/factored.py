@@ -1,5 +1,6 @@
-"""Compressors that act on the factors of a linear layer's per-sample gradient G = Σ_t δ_t a_tᵀ
-(paper §3.3), never forming G: LoGra projects both factors (P_outᵀ G P_in) and FactGraSS masks
+"""Compressors that act on the factors of a layer's per-sample gradient G = Σ_t δ_t a_tᵀ (paper
+§3.3; a linear layer's tokens or a conv's output positions t, a conv's a its unfolded input
+patch), never forming G: LoGra projects both factors (P_outᵀ G P_in) and FactGraSS masks
 both factors to k₁′ and k₂′ entries, takes their outer product and sketches it with SJLT to k.
 The total k is split equally between the layers."""
 
@@ -23,7 +24,8 @@ def _split(k: int, layers: int) -> int:
 
 
 class FactoredCompressor:
-    """`fit(shapes)` with each layer's (d_out, d_in + 1); `compress(factors) → (B, k)`."""
+    """`fit(shapes)` with each layer's (d_out, d_in) (`gradients.factor_shape`);
+    `compress(factors) → (B, k)`."""
 
     def __init__(
         self, kind: str = "factgrass", k: int = 1024, *, blowup: int = 4, seed: int = 0

@@ -1,7 +1,8 @@
 """Per-sample gradients of a target function (paper §2): any torch model through `torch.func`
-(vmap over grad), or, for linear layers, the two factors of each sample's weight gradient —
-the layer input a (with a ones column for the bias) and the output gradient δ — captured by
-hooks, so the d_out × d_in gradient itself is never formed."""
+(vmap over grad), or, for linear and 2-D conv layers, the two factors of each sample's weight
+gradient G = Σ_t δ_t a_tᵀ — the layer input a (a conv's unfolded input patches, with a ones
+column for the bias) and the output gradient δ, at every position t — captured by hooks, so
+the d_out × d_in gradient itself is never formed."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 TARGETS = ("margin", "loss")
 
@@ -42,38 +44,83 @@ def per_sample_gradients(
     return torch.cat([g.reshape(len(X), -1) for g in grads.values()], 1)
 
 
-def linear_layers(model: nn.Module) -> list[str]:
-    return [name for name, m in model.named_modules() if isinstance(m, nn.Linear)]
+def refusal(module: nn.Module) -> str | None:
+    """Why the factored compressors cannot factor this module's gradient, or None if they can."""
+    if isinstance(module, nn.Linear):
+        return None
+    if isinstance(module, nn.Conv2d):
+        if module.groups == 1:
+            return None
+        return (
+            f"a grouped Conv2d (groups={module.groups}): its weight gradient is one a ⊗ δ per "
+            "group, not one over all channels"
+        )
+    return f"a {type(module).__name__}: only nn.Linear and nn.Conv2d gradients factor as a ⊗ δ"
 
 
-def linear_factors(
+def factored_layers(model: nn.Module) -> list[str]:
+    """The modules whose gradients the factored compressors take: nn.Linear and nn.Conv2d."""
+    return [name for name, m in model.named_modules() if name and refusal(m) is None]
+
+
+def factor_shape(module: nn.Module) -> tuple[int, int]:
+    """(d_out, d_in) of the layer's gradient [W | b] as a matrix: a conv's weight flattened to
+    out_channels × (in_channels · kh · kw), the bias a last column when there is one."""
+    bias = int(module.bias is not None)
+    if isinstance(module, nn.Conv2d):
+        kh, kw = module.kernel_size
+        return module.out_channels, module.in_channels * kh * kw + bias
+    return module.out_features, module.in_features + bias
+
+
+def _patches(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
+    """(B, L, C·kh·kw): the input patch each of the L output positions sees, ordered as the
+    conv's weight flattened (channel, row, column); padding, stride and dilation as the conv."""
+    if x.ndim != 4:
+        raise ValueError(f"the conv layer got a {x.ndim}-D input; factoring needs (B, C, H, W)")
+    if isinstance(conv.padding, str):  # "valid" or "same" (any extra on the right, as torch)
+        totals = [d * (k - 1) if conv.padding == "same" else 0
+                  for d, k in zip(conv.dilation, conv.kernel_size, strict=True)]  # fmt: skip
+        pads = [side for t in reversed(totals) for side in (t // 2, t - t // 2)]
+    else:
+        ph, pw = conv.padding
+        pads = [pw, pw, ph, ph]
+    if any(pads):
+        mode = "constant" if conv.padding_mode == "zeros" else conv.padding_mode
+        x = F.pad(x, pads, mode=mode)
+    cols = F.unfold(x, conv.kernel_size, dilation=conv.dilation, stride=conv.stride)
+    return cols.transpose(1, 2)
+
+
+def layer_factors(
     model: nn.Module,
     X: torch.Tensor,
     y: torch.Tensor,
     target: str = "margin",
     layers: Sequence[str] | None = None,
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """For each linear layer: (a (B, T, d_in + 1), δ (B, T, d_out)), the sample's weight
-    gradient being Σ_t δ_t a_tᵀ. Only layer outputs get gradients: no weight gradient exists."""
+    """For each linear or conv layer: (a (B, T, d_in), δ (B, T, d_out)), the sample's gradient
+    [W | b] being Σ_t δ_t a_tᵀ over its T positions (a conv's output pixels, a sequence's
+    tokens). Only layer outputs get gradients: no weight gradient exists."""
     modules = dict(model.named_modules())
-    names = list(layers) if layers is not None else linear_layers(model)
+    names = list(layers) if layers is not None else factored_layers(model)
     for name in names:
-        if not isinstance(modules.get(name), nn.Linear):
-            raise ValueError(f"{name!r} is not a linear layer of the model")
+        if name not in modules or refusal(modules[name]) is not None:
+            raise ValueError(f"{name!r} is not a linear or conv layer of the model")
     inputs: dict[str, torch.Tensor] = {}
     outputs: dict[str, torch.Tensor] = {}
 
     def hook(name: str):
-        def capture(module: nn.Module, args: tuple, out: torch.Tensor) -> None:
+        def capture(module: nn.Module, args: tuple, out: torch.Tensor) -> torch.Tensor:
             inputs[name], outputs[name] = args[0].detach(), out
+            return out.clone()  # an in-place op after the layer (ReLU(inplace)) must not reach out
 
         return capture
 
     handles = [modules[n].register_forward_hook(hook(n)) for n in names]
     try:
         with torch.enable_grad():
-            Xg = X.detach()
-            logits = model(Xg)
+            logits = model(X.detach())
             values = target_values(logits, y, target)
             deltas = torch.autograd.grad(values.sum(), [outputs[n] for n in names])
     finally:
@@ -81,9 +128,13 @@ def linear_factors(
             h.remove()
     out = []
     for n, d in zip(names, deltas, strict=True):
-        a = inputs[n]
-        a = torch.cat([a, torch.ones_like(a[..., :1])], -1)
-        if a.ndim == 2:  # one position per sample
-            a, d = a.unsqueeze(1), d.unsqueeze(1)
-        out.append((a, d.detach()))
+        module, a, d = modules[n], inputs[n], d.detach()
+        B = len(d)
+        if isinstance(module, nn.Conv2d):
+            a, d = _patches(module, a), d.reshape(B, d.shape[1], -1).transpose(1, 2)
+        else:  # (B, ..., d) → (B, T, d): one position per sample, or one per token
+            a, d = a.reshape(B, -1, a.shape[-1]), d.reshape(B, -1, d.shape[-1])
+        if module.bias is not None:
+            a = torch.cat([a, torch.ones_like(a[..., :1])], -1)
+        out.append((a, d))
     return out
