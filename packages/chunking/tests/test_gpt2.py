@@ -16,7 +16,7 @@ from paperplug_chunking.embedded import gpt2_states, planted_stream, planted_wor
 @pytest.fixture(scope="module")
 def planted():
     words = planted_words(seed=0)
-    model = train_gpt2(planted_stream(20000, words, seed=0), steps=400, seed=0)
+    model = train_gpt2(planted_stream(20000, words, seed=0), steps=200, seed=0)
     test = planted_stream(4096, words, seed=1000)
     return model, test, gpt2_states(model, test.tokens)
 
