@@ -139,15 +139,24 @@ def scores_per_damping(
     return total, seconds
 
 
-def compression_seconds(kind: str, model: nn.Module, X, y, k: int, batch: int = 16) -> float:
-    """CPU seconds of dattri's hooked forward/backward/compression of (X, y) in batches of
-    `batch`, after one untimed batch (which builds the projections and compiles
-    `Compressor.forward` with torch.compile)."""
+def compression_timer(kind: str, model: nn.Module, X, y, k: int, batch: int = 16):
+    """A function that returns the CPU seconds of one hooked forward/backward/compression pass
+    of dattri over (X, y) in batches of `batch`; one untimed batch first builds the projections
+    and compiles `Compressor.forward` with torch.compile."""
     att = attributor(kind, model, k)
     warm = loader(X[:batch], y[:batch], batch)
     att._setup_compressors(warm)
     att._compute_test_gradients(warm)
     timed = loader(X, y, batch)
-    start = time.process_time()
-    att._compute_test_gradients(timed)
-    return time.process_time() - start
+
+    def run() -> float:
+        start = time.process_time()
+        att._compute_test_gradients(timed)
+        return time.process_time() - start
+
+    return run
+
+
+def compression_seconds(kind: str, model: nn.Module, X, y, k: int, batch: int = 16) -> float:
+    """CPU seconds of one timed pass of `compression_timer`."""
+    return compression_timer(kind, model, X, y, k, batch)()

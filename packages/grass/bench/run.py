@@ -5,8 +5,12 @@ every factored method; (2) throughput and peak memory of one attribution at equa
 embedded default's digits MLP; (3) LDS at equal k over 5 projection seeds with the same
 checkpoints, ground truth, λ grid and test points. Every row of (1) and (2) runs in a fresh
 process started before the parent imports torch, so its peak resident memory is its own.
+`--throughput` runs only (4), issue 35's measurement: our FactGraSS and dattri's (and the
+model pass alone) alternating in one process per width d ∈ {1024, 2048, 4096}, then each
+method's peak memory in a fresh process, traker's at equal k beside them.
 
 make bench PKG=grass [ARGS="--skip-widths --skip-memory --peers ours --seeds 5"]
+make bench PKG=grass ARGS="--throughput"
 """
 
 from __future__ import annotations
@@ -118,6 +122,158 @@ def feasible(kind: str, width: int, k: int) -> str | None:
     if kind == "gauss" and p * k * 4 > 2**30:
         return f"skipped: the dense p × k matrix is {p * k * 4 / 2**30:.0f} GiB"
     return None
+
+
+THROUGHPUT_WIDTHS = (1024, 2048, 4096)
+THROUGHPUT_METHODS = ("paperplug factgrass", "dattri factgrass", "factors only")
+TRAKER_WIDTHS = (1024,)  # 0.7 samples/s at 1024 (p = 1.1M); p grows 4× per doubling of d
+
+
+def _timer(method: str, model, X, y, k: int, batch: int):
+    """A function returning the CPU seconds of one pass of `method` over (X, y) in batches of
+    `batch`, after an untimed warm-up batch (draws the projections, compiles dattri's
+    compressor). dattri monkey-patches the linear layers' forward: it gets its own copy."""
+    import copy
+    import time
+
+    import torch
+    from paperplug_grass.attributor import GradientFeatures
+    from paperplug_grass.gradients import layer_factors
+
+    if method == "dattri factgrass":
+        import dattri_adapter
+
+        return dattri_adapter.compression_timer("factgrass", copy.deepcopy(model), X, y, k, batch)
+    if method == "factors only":  # the model pass every factored compressor needs: its floor
+        Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
+
+        def run() -> float:
+            start = time.process_time()
+            for i in range(0, len(Xt), batch):
+                layer_factors(model, Xt[i : i + batch], yt[i : i + batch])
+            return time.process_time() - start
+
+        return run
+    features = GradientFeatures("factgrass", k, batch_size=batch)
+    features(model, X[:batch], y[:batch])  # draws the projection
+
+    def run() -> float:
+        start = time.process_time()
+        features(model, X, y)
+        return time.process_time() - start
+
+    return run
+
+
+def _setup(width: int, samples: int):
+    import os
+
+    os.environ["TQDM_DISABLE"] = "1"  # dattri's progress bars
+    single_thread()
+    from paperplug_grass.embedded import digits, mlp
+
+    data = digits(0)
+    model = mlp(0, width).eval()
+    return model, data.X[:samples], data.y[:samples]
+
+
+def throughput_rates(width: int, k: int, samples: int, batches: tuple, repeats: int) -> dict:
+    """In one process, so that every method meets the same load on the shared machine: the
+    methods' passes alternate, `repeats` rounds; {(method, batch): (best, median) samples/s}."""
+    import statistics
+
+    model, X, y = _setup(width, samples)
+    out = {}
+    for batch in batches:
+        timers = {m: _timer(m, model, X, y, k, batch) for m in THROUGHPUT_METHODS}
+        times: dict = {m: [] for m in timers}
+        for _ in range(repeats):
+            for method, run in timers.items():
+                times[method].append(run())
+        for method, ts in times.items():
+            out[method, batch] = (samples / min(ts), samples / statistics.median(ts))
+    return out
+
+
+def memory_of(method: str, width: int, k: int, samples: int, batch: int) -> dict:
+    """In a fresh process: the peak resident memory of one pass of `method` (warm-up included),
+    and for traker its samples/s (one pass: TRAK's per-sample gradients, dense Rademacher JL)."""
+    import tempfile
+
+    from paperplug.harness import peak_memory_mb
+
+    model, X, y = _setup(width, samples)
+    out = {"p": sum(q.numel() for q in model.parameters())}
+    if method == "traker":
+        with tempfile.TemporaryDirectory() as tmp:
+            out["samples/s"] = samples / traker_featurize_seconds(model, X, y, k, batch, tmp)
+    else:
+        _timer(method, model, X, y, k, batch)()
+    out["peak MiB"] = peak_memory_mb()
+    return out
+
+
+def traker_featurize_seconds(model, X, y, k: int, batch: int, workdir: str) -> float:
+    """CPU seconds of traker featurizing (X, y) in batches of `batch` (one pass, CPU)."""
+    import logging
+    import time
+
+    from trak import TRAKer
+    from trak.projectors import BasicProjector, ProjectionType
+
+    p = sum(q.numel() for q in model.parameters())
+    projector = BasicProjector(grad_dim=p, proj_dim=k, seed=0, device="cpu", max_batch_size=32,
+                               proj_type=ProjectionType.rademacher)  # fmt: skip
+    traker = TRAKer(model=model, task="image_classification", train_set_size=len(X),
+                    save_dir=workdir, load_from_save_dir=True, device="cpu", proj_dim=k,
+                    use_half_precision=False, projector=projector,
+                    logging_level=logging.ERROR)  # fmt: skip
+    traker.load_checkpoint(model.state_dict(), model_id=0)
+    start = time.process_time()
+    for xb, yb in _batches(X, y, batch):
+        traker.featurize(batch=(xb, yb), num_samples=len(xb))
+    return time.process_time() - start
+
+
+def throughput(args, fresh) -> None:
+    """Issue 35's measurement, in one run: our FactGraSS against dattri's at widths 1024 to
+    4096 (goal ≥ 2× on CPU), the model pass alone as the floor, and peak memory beside traker
+    at equal k."""
+    batches = tuple(args.batches)
+    rates, memory = [], []
+    for width in args.widths:
+        r = fresh(throughput_rates, width, args.k, args.samples, batches, args.repeats)
+        for method in THROUGHPUT_METHODS:
+            rates.append([width, method, *(r[method, b] for b in batches)])
+            print(rates[-1], flush=True)
+        for method in (*THROUGHPUT_METHODS, "traker"):
+            if method == "traker" and width not in TRAKER_WIDTHS:
+                continue
+            n = args.traker_samples if method == "traker" else args.samples
+            m = fresh(memory_of, method, width, args.k, n, batches[0])
+            memory.append([width, m["p"], method, m.get("samples/s"), m["peak MiB"]])
+            print(memory[-1], flush=True)
+    print(
+        f"compression to k = {args.k} of {args.samples} digits through an MLP 64-d-d-10, one "
+        f"thread, CPU time: samples/s, best (median) of {args.repeats} rounds in which the "
+        "methods alternate in one process, after a warm-up batch"
+    )
+    cells = [[w, m, *(f"{a:,.0f} ({b:,.0f})" for a, b in v)] for w, m, *v in rates]
+    print(table(cells, ["width d", "method", *(f"batch {b}" for b in batches)]))
+    for width in args.widths:
+        got = {m: v for w, m, *v in rates if w == width}
+        for i, b in enumerate(batches):
+            a, d = got["paperplug factgrass"][i], got["dattri factgrass"][i]
+            floor = got["factors only"][i]
+            print(f"d = {width}, batch {b}: ours / dattri = {a[0] / d[0]:.2f} (best), "
+                  f"{a[1] / d[1]:.2f} (median); floor / dattri = {floor[0] / d[0]:.2f}")  # fmt: skip
+    print(
+        f"peak resident memory of one pass (batch {batches[0]}) in a fresh process; traker "
+        f"featurizes {args.traker_samples} samples at k = {args.k}"
+    )
+    cells = [[w, p, m, "" if s is None else f"{s:,.1f}", f"{mb:,.0f}"]
+             for w, p, m, s, mb in memory]  # fmt: skip
+    print(table(cells, ["width d", "parameters p", "method", "samples/s", "peak MiB"]))
 
 
 PEER_LAMBDAS = (1e-1, 10.0, 1e3)
@@ -283,7 +439,7 @@ def lds_beside_peers(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--samples", type=int, default=64)
+    parser.add_argument("--samples", type=int, help="samples timed (64; --throughput: 128)")
     parser.add_argument("--k", type=int, default=1024)
     parser.add_argument("--skip-widths", action="store_true")
     parser.add_argument("--kinds", nargs="+", default=KINDS, help="width-sweep rows")
@@ -292,6 +448,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=len(SEEDS), help="projection seeds")
     parser.add_argument("--traker-seeds", type=int, default=len(SEEDS))
     parser.add_argument("--peers", nargs="+", default=PEERS, choices=PEERS)
+    parser.add_argument("--throughput", action="store_true",
+                        help="only issue 35's run: FactGraSS beside dattri's at widths 1024-4096 "
+                        "and peak memory beside traker")  # fmt: skip
+    parser.add_argument("--widths", type=int, nargs="+", default=THROUGHPUT_WIDTHS)
+    parser.add_argument("--batches", type=int, nargs="+", default=(16, 64))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--traker-samples", type=int, default=16)
     args = parser.parse_args()
     ctx = mp.get_context("spawn")
 
@@ -301,6 +464,12 @@ def main() -> None:
         with ctx.Pool(1) as pool:
             return pool.apply(fn, a)
 
+    if args.throughput:
+        args.samples = args.samples or 128
+        throughput(args, fresh)
+        return
+
+    args.samples = args.samples or 64
     rows = []
     for width in () if args.skip_widths else WIDTHS:
         for kind in args.kinds:
