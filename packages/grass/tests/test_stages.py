@@ -63,6 +63,44 @@ def test_the_factors_give_torch_funcs_per_sample_gradients():
     assert all(p.grad is None for p in model.parameters())  # no weight gradient was formed
 
 
+class TokensSharedUnused(nn.Module):
+    """A linear layer over 5 tokens, one applied twice (shared weights), one whose output
+    never reaches the target."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb, self.mix = nn.Linear(4, 6), nn.Linear(6, 6)
+        self.head, self.unused = nn.Linear(6, 3), nn.Linear(6, 2, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.mix(torch.tanh(self.mix(torch.tanh(self.emb(x))))))
+        self.unused(h)
+        return self.head(h.mean(1))
+
+
+def test_the_factors_of_tokens_shared_weights_and_unused_layers_are_the_gradients():
+    """Tokens are positions; a layer run twice gets the positions of both calls (its gradient
+    is the sum); a layer off the target's path gets zero. All against torch.func."""
+    with seeded_torch(0):
+        model = TokensSharedUnused().double()
+        X = torch.randn(4, 5, 4, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2, 0])
+    factors = layer_factors(model, X, y)
+    assert [a.shape[1] for a, _ in factors] == [5, 10, 1, 5]
+    rebuilt = []
+    for (a, d), module in zip(factors, [model.emb, model.mix, model.head, model.unused],
+                              strict=True):  # fmt: skip
+        G = torch.einsum("bto,bti->boi", d, a)
+        rebuilt += [G[..., : module.in_features].flatten(1)]
+        rebuilt += [G[..., -1]] if module.bias is not None else []
+    torch.testing.assert_close(torch.cat(rebuilt, 1), per_sample_gradients(model, X, y),
+                               rtol=0, atol=1e-12)  # fmt: skip
+    assert not factors[3][1].any()
+    model.forward = lambda x: model.head(x)  # emb, mix and unused never run: named, not a KeyError
+    with pytest.raises(ValueError, match=r"layers \['emb', 'mix', 'unused'\] do not run in"):
+        layer_factors(model, X[:, 0].new_zeros(4, 6), y)
+
+
 def test_factgrass_equals_grass_on_the_materialised_gradient_with_the_kronecker_mask():
     model, X = small_mlp()
     y = torch.tensor([0, 1, 2, 3, 0, 1, 2])

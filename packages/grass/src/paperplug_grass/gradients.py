@@ -101,18 +101,18 @@ def layer_factors(
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """For each linear or conv layer: (a (B, T, d_in), δ (B, T, d_out)), the sample's gradient
     [W | b] being Σ_t δ_t a_tᵀ over its T positions (a conv's output pixels, a sequence's
-    tokens). Only layer outputs get gradients: no weight gradient exists."""
+    tokens, and the positions of every call when a layer runs more than once: shared weights).
+    Only layer outputs get gradients: no weight gradient exists."""
     modules = dict(model.named_modules())
     names = list(layers) if layers is not None else factored_layers(model)
     for name in names:
         if name not in modules or refusal(modules[name]) is not None:
             raise ValueError(f"{name!r} is not a linear or conv layer of the model")
-    inputs: dict[str, torch.Tensor] = {}
-    outputs: dict[str, torch.Tensor] = {}
+    calls: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {n: [] for n in names}
 
     def hook(name: str):
         def capture(module: nn.Module, args: tuple, out: torch.Tensor) -> torch.Tensor:
-            inputs[name], outputs[name] = args[0].detach(), out
+            calls[name].append((args[0].detach(), out))
             return out.clone()  # an in-place op after the layer (ReLU(inplace)) must not reach out
 
         return capture
@@ -122,19 +122,30 @@ def layer_factors(
         with torch.enable_grad():
             logits = model(X.detach())
             values = target_values(logits, y, target)
-            deltas = torch.autograd.grad(values.sum(), [outputs[n] for n in names])
+            idle = [n for n in names if not calls[n]]
+            if idle:
+                raise ValueError(f"layers {idle} do not run in the model's forward pass")
+            outs = [out for n in names for _, out in calls[n]]
+            deltas = torch.autograd.grad(values.sum(), outs, allow_unused=True)
     finally:
         for h in handles:
             h.remove()
-    out = []
-    for n, d in zip(names, deltas, strict=True):
-        module, a, d = modules[n], inputs[n], d.detach()
-        B = len(d)
-        if isinstance(module, nn.Conv2d):
-            a, d = _patches(module, a), d.reshape(B, d.shape[1], -1).transpose(1, 2)
-        else:  # (B, ..., d) → (B, T, d): one position per sample, or one per token
-            a, d = a.reshape(B, -1, a.shape[-1]), d.reshape(B, -1, d.shape[-1])
+    deltas = [
+        torch.zeros_like(o) if d is None else d.detach() for o, d in zip(outs, deltas, strict=True)
+    ]
+    result, i = [], 0
+    for n in names:
+        module, parts = modules[n], []
+        for a, _ in calls[n]:
+            d, i = deltas[i], i + 1
+            B = len(d)
+            if isinstance(module, nn.Conv2d):
+                a, d = _patches(module, a), d.reshape(B, d.shape[1], -1).transpose(1, 2)
+            else:  # (B, ..., d) → (B, T, d): one position per sample, or one per token
+                a, d = a.reshape(B, -1, a.shape[-1]), d.reshape(B, -1, d.shape[-1])
+            parts.append((a, d))
+        a, d = (torch.cat(f, 1) if len(f) > 1 else f[0] for f in zip(*parts, strict=True))
         if module.bias is not None:
             a = torch.cat([a, torch.ones_like(a[..., :1])], -1)
-        out.append((a, d))
-    return out
+        result.append((a, d))
+    return result
