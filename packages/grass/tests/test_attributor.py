@@ -92,7 +92,7 @@ def test_the_issue_33_examples_are_named(case):
     with pytest.raises(ValueError, match=r"y must hold class labels in \[0, 10\).*got \[0, 10\]"):
         fitted.attribute(data.X_test[:3], [0, 1, 10])
     with pytest.raises(
-        ValueError, match=r"layers\[0\] = '1' is a ReLU: only nn.Linear and nn.Conv"
+        ValueError, match=r"layers\[0\] = '1' is a ReLU, not nn.Linear or nn.Conv2d"
     ):
         InfluenceAttributor("factgrass", 64, layers=["1"]).cache(ckpts[0], data.X, data.y)
     with pytest.raises(TypeError, match="model must be a torch module or a list of them"):

@@ -114,7 +114,7 @@ def test_a_conv_and_linear_model_is_covered_whole():
         GradientFeatures("factgrass", 16)(mixed.eval(), X, y)
     message = str(caught[0].message)
     assert "covers 690 of 774 trainable parameters" in message  # 40 + 650 of 40 + 8 + 76 + 650
-    assert "1 (a BatchNorm2d: only nn.Linear and nn.Conv2d" in message
+    assert "1 (a BatchNorm2d, not nn.Linear or nn.Conv2d; 8)" in message
     assert "2 (a grouped Conv2d (groups=2)" in message and "; 76)" in message
     with pytest.raises(ValueError, match=r"layers\[1\] = '2' is a grouped Conv2d \(groups=2\)"):
         GradientFeatures("logra", 16, layers=["0", "2"])(mixed.eval(), X, y)
@@ -155,3 +155,23 @@ def test_conv_attribution_equals_the_exact_block_influence_and_finds_planted_cop
         r = [np.corrcoef(s[:, j], exact[:, j])[0, 1] for j in range(10)]
         assert min(r) > 0.75 and np.mean(r) > 0.85, (seed, r)  # measured: ≥ 0.82, 0.88–0.92
         assert (s.argmax(0) == np.arange(10)).all()
+
+
+def test_a_transformer_layer_is_covered_where_its_linear_layers_run():
+    """nn.TransformerEncoderLayer: its feed-forward layers are factored; the attention's
+    out_proj is an nn.Linear whose forward never runs (MultiheadAttention uses the weight
+    directly), so it is left out and named (it raised before), with the attention's in_proj
+    and the norms."""
+    with seeded_torch(0):
+        enc = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        model = nn.Sequential(enc, nn.Flatten(), nn.Linear(32, 3)).double()
+        X = torch.randn(6, 4, 8, dtype=torch.float64)
+    y = torch.arange(6) % 3
+    features = GradientFeatures("factgrass", 48)
+    with pytest.warns(UserWarning) as caught:
+        assert features(model, X, y).shape == (6, 48)
+    message = str(caught[0].message)
+    assert "covers 379 of 699 trainable parameters" in message  # 144 + 136 + 99 of those + 320
+    assert "0.self_attn.out_proj (its forward does not run: the parent uses its weight" in message
+    assert "0.self_attn (a MultiheadAttention, not nn.Linear or nn.Conv2d; 216)" in message
+    assert features.names == ["0.linear1", "0.linear2", "2"]

@@ -37,6 +37,7 @@ from paperplug_grass.gradients import (
     TARGETS,
     factor_shape,
     factored_layers,
+    idle_layers,
     layer_factors,
     per_sample_gradients,
     refusal,
@@ -85,9 +86,12 @@ def checkpoint_list(value: Any, name: str = "checkpoints") -> list[nn.Module]:
     return models
 
 
-def coverage(model: nn.Module, names: Sequence[str]) -> tuple[int, int, list[str]]:
+def coverage(
+    model: nn.Module, names: Sequence[str], idle: Sequence[str] = ()
+) -> tuple[int, int, list[str]]:
     """(trainable parameters the layers `names` hold, all trainable parameters, each module
-    holding the others as "name (why; count)")."""
+    holding the others as "name (why; count)"); `idle`: layers left out as their forward does
+    not run."""
     modules = dict(model.named_modules())
     covered = {id(q) for n in names for q in modules[n].parameters()}
     left: list[str] = []
@@ -98,14 +102,17 @@ def coverage(model: nn.Module, names: Sequence[str]) -> tuple[int, int, list[str
         count = sum(q.numel() for q in own if id(q) not in covered)
         if count:
             missing += count
-            left.append(f"{name} ({refusal(module) or 'not in layers'}; {count:,})")
+            why = refusal(module) or "not in layers"
+            if name in idle:
+                why = "its forward does not run: the parent uses its weight directly"
+            left.append(f"{name} ({why}; {count:,})")
     return total - missing, total, left
 
 
-def _warn_uncovered(model: nn.Module, kind: str, names: Sequence[str]) -> None:
+def _warn_uncovered(model: nn.Module, kind: str, names: Sequence[str], idle: Sequence[str]) -> None:
     """The factored kinds take nn.Linear and nn.Conv2d layers (a ⊗ δ): name every module whose
     trainable parameters they leave out (norms, embeddings, grouped convs), with the share."""
-    covered, total, left = coverage(model, names)
+    covered, total, left = coverage(model, names, idle)
     if left:
         warnings.warn(
             f"{kind} covers {covered:,} of {total:,} trainable parameters: it factors the "
@@ -142,7 +149,16 @@ class GradientFeatures:
 
     def _fit(self, model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> None:
         if self.kind in FACTORED:
-            names = self.layers if self.layers is not None else factored_layers(model)
+            names, idle = self.layers, []
+            if names is None:  # every linear and conv layer whose forward runs
+                names = factored_layers(model)
+                was = model.training
+                model.eval()
+                try:
+                    idle = idle_layers(model, X[:1], names)
+                finally:
+                    model.train(was)
+                names = [n for n in names if n not in idle]
             if not names:
                 raise ValueError(f"{self.kind} needs linear or conv layers; the model has none")
             modules = dict(model.named_modules())
@@ -154,7 +170,7 @@ class GradientFeatures:
                         f"{factored_layers(model)} (or use a non-factored kind: 'grass', 'sjlt')"
                     )
             if self.layers is None:
-                _warn_uncovered(model, self.kind, names)
+                _warn_uncovered(model, self.kind, names, idle)
             shapes = [factor_shape(modules[n]) for n in names]
             self.names = names
             self.parameters_covered = coverage(model, names)[0]

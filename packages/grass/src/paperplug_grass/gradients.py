@@ -51,16 +51,28 @@ def refusal(module: nn.Module) -> str | None:
     if isinstance(module, nn.Conv2d):
         if module.groups == 1:
             return None
-        return (
-            f"a grouped Conv2d (groups={module.groups}): its weight gradient is one a ⊗ δ per "
-            "group, not one over all channels"
-        )
-    return f"a {type(module).__name__}: only nn.Linear and nn.Conv2d gradients factor as a ⊗ δ"
+        return f"a grouped Conv2d (groups={module.groups}), whose gradient is one a ⊗ δ per group"
+    return f"a {type(module).__name__}, not nn.Linear or nn.Conv2d"
 
 
 def factored_layers(model: nn.Module) -> list[str]:
     """The modules whose gradients the factored compressors take: nn.Linear and nn.Conv2d."""
     return [name for name, m in model.named_modules() if name and refusal(m) is None]
+
+
+def idle_layers(model: nn.Module, X: torch.Tensor, names: Sequence[str]) -> list[str]:
+    """The layers among `names` whose forward does not run on X (as nn.MultiheadAttention's
+    out_proj: its parent uses the weight directly), found with hooks on one no-grad pass."""
+    modules = dict(model.named_modules())
+    ran: set[str] = set()
+    handles = [modules[n].register_forward_hook(lambda *_, n=n: ran.add(n)) for n in names]
+    try:
+        with torch.no_grad():
+            model(X)
+    finally:
+        for h in handles:
+            h.remove()
+    return [n for n in names if n not in ran]
 
 
 def factor_shape(module: nn.Module) -> tuple[int, int]:
