@@ -7,10 +7,12 @@ checkpoints, ground truth, λ grid and test points. Every row of (1) and (2) run
 process started before the parent imports torch, so its peak resident memory is its own.
 `--throughput` runs only (4), issue 35's measurement: our FactGraSS and dattri's (and the
 model pass alone) alternating in one process per width d ∈ {1024, 2048, 4096}, then each
-method's peak memory in a fresh process, traker's at equal k beside them.
+method's peak memory in a fresh process, traker's at equal k beside them. `--conv` runs only
+the cost of a conv net's factors, unfolded in full or reduced in the pass.
 
 make bench PKG=grass [ARGS="--skip-widths --skip-memory --peers ours --seeds 5"]
 make bench PKG=grass ARGS="--throughput"
+make bench PKG=grass ARGS="--conv"
 """
 
 from __future__ import annotations
@@ -276,6 +278,37 @@ def throughput(args, fresh) -> None:
     print(table(cells, ["width d", "parameters p", "method", "samples/s", "peak MiB"]))
 
 
+def conv_row(kind: str, reduced: bool) -> dict:
+    """In a fresh process: CPU s and peak memory of one batch of 128 CIFAR-sized inputs
+    (3 × 32 × 32) through a CNN of three 3 × 3 convs (64 channels) and a linear head, to
+    k = 1024 features, with the full unfolded factors (`layer_factors`, then `compress`) or
+    reduced in the pass (`maps`: what `GradientFeatures` does)."""
+    import time
+
+    import torch
+    from paperplug_grass.attributor import GradientFeatures
+    from paperplug_grass.gradients import layer_factors
+    from torch import nn
+
+    from paperplug import seeded_torch
+    from paperplug.harness import peak_memory_mb
+
+    single_thread()
+    with seeded_torch(0):
+        convs = [nn.Conv2d(3 if i == 0 else 64, 64, 3, padding=1) for i in range(3)]
+        model = nn.Sequential(*(m for c in convs for m in (c, nn.ReLU())),
+                              nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)).eval()  # fmt: skip
+        X = torch.randn(128, 3, 32, 32)
+    y = torch.arange(128) % 10
+    features = GradientFeatures(kind, 1024, batch_size=128)
+    features(model, X[:2], y[:2])  # draws the projection
+    fc, before = features.compressor, peak_memory_mb()
+    start = time.process_time()
+    maps = fc.maps if reduced else None
+    fc.compress(layer_factors(model, X, y, "margin", features.names, maps), reduced=reduced)
+    return {"CPU s": time.process_time() - start, "before": before, "peak MiB": peak_memory_mb()}
+
+
 PEER_LAMBDAS = (1e-1, 10.0, 1e3)
 MEMORY_METHODS = (
     "traker",
@@ -451,6 +484,8 @@ def main() -> None:
     parser.add_argument("--throughput", action="store_true",
                         help="only issue 35's run: FactGraSS beside dattri's at widths 1024-4096 "
                         "and peak memory beside traker")  # fmt: skip
+    parser.add_argument("--conv", action="store_true",
+                        help="only the conv factors' cost: full unfolded against reduced in the pass")  # fmt: skip
     parser.add_argument("--widths", type=int, nargs="+", default=THROUGHPUT_WIDTHS)
     parser.add_argument("--batches", type=int, nargs="+", default=(16, 64))
     parser.add_argument("--repeats", type=int, default=3)
@@ -464,6 +499,16 @@ def main() -> None:
         with ctx.Pool(1) as pool:
             return pool.apply(fn, a)
 
+    if args.conv:
+        rows = []
+        for kind in ("factgrass", "logra"):
+            for reduced in (False, True):
+                r = fresh(conv_row, kind, reduced)
+                how = "reduced in the pass" if reduced else "full unfolded factors"
+                rows.append([kind, how, r["CPU s"], r["before"], r["peak MiB"]])
+        print("one batch of 128 3×32×32 inputs, CNN 3 × conv3×3(64) + linear, k = 1024, one thread")
+        print(table(rows, ["kind", "factors", "CPU s", "MiB before", "peak MiB"], digits=2))
+        return
     if args.throughput:
         args.samples = args.samples or 128
         throughput(args, fresh)

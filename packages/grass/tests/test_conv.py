@@ -10,7 +10,13 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from paperplug_grass import InfluenceAttributor, layer_factors, per_sample_gradients
+from paperplug_grass import (
+    SJLT,
+    FactoredCompressor,
+    InfluenceAttributor,
+    layer_factors,
+    per_sample_gradients,
+)
 from paperplug_grass.attributor import GradientFeatures
 from torch import nn
 
@@ -59,6 +65,29 @@ def test_conv_factors_give_torch_funcs_per_sample_gradients(padding_mode):
     for (a, d), G in zip(factors, exact_layer_gradients(model, X, y), strict=True):
         torch.testing.assert_close(torch.einsum("bto,bti->boi", d, a), G, rtol=0, atol=1e-9)
     assert all(q.grad is None for q in model.parameters())  # no weight gradient was formed
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")
+@pytest.mark.parametrize("padding_mode", ["zeros", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("kind", ["logra", "factgrass"])
+def test_factors_reduced_in_the_pass_equal_the_reduced_full_factors(kind, padding_mode):
+    """With a compressor's maps the pass gathers FactGraSS's columns from the padded input
+    (never unfolding all of it) or convolves it with LoGra's projection: the same factors as
+    masking or projecting the full unfolded ones, the bias column included."""
+    model, X, y = conv_net(padding_mode)
+    full = layer_factors(model, X, y)
+    shapes = [(d.shape[-1], a.shape[-1]) for a, d in full]
+    fc = FactoredCompressor(kind, 200, seed=1).fit(shapes)
+    if kind == "factgrass":  # every column of the first conv, its bias column among them
+        fc.layers[0]["in"] = torch.arange(shapes[0][1]).flip(0)
+        fc.layers[0]["sketch"] = SJLT(len(fc.layers[0]["out"]) * shapes[0][1], 50,
+                                      torch.Generator().manual_seed(0))  # fmt: skip
+    reduced = layer_factors(model, X, y, maps=fc.maps)
+    for (a, d), (ra, rd), (m_in, m_out) in zip(full, reduced, fc.maps, strict=True):
+        keep = (lambda v, m: v[..., m]) if kind == "factgrass" else (lambda v, m: v @ m.double())
+        torch.testing.assert_close(ra, keep(a, m_in), rtol=0, atol=1e-12)
+        torch.testing.assert_close(rd, keep(d, m_out), rtol=0, atol=1e-12)
+    torch.testing.assert_close(fc.compress(reduced, reduced=True), fc.compress(full))
 
 
 def test_an_inplace_relu_after_a_layer_does_not_change_its_output_gradient():

@@ -209,7 +209,10 @@ class GradientFeatures:
             xb, yb = X[i : i + self.batch_size], y[i : i + self.batch_size]
             if self.kind in FACTORED:
                 parts.append(
-                    self.compressor.compress(layer_factors(model, xb, yb, self.target, self.names))
+                    self.compressor.compress(
+                        layer_factors(model, xb, yb, self.target, self.names, self.compressor.maps),
+                        reduced=True,
+                    )
                 )
             else:
                 parts.append(

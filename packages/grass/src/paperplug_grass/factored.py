@@ -69,19 +69,35 @@ class FactoredCompressor:
             raise RuntimeError("call fit(shapes) before blocks")
         return [_split(self.k, len(self.layers))] * len(self.layers)
 
-    def compress(self, factors: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    @property
+    def maps(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per layer, what is kept of the input and output factors: FactGraSS's mask indices,
+        LoGra's projections (`gradients.layer_factors(..., maps=)` applies them)."""
+        if not hasattr(self, "layers"):
+            raise RuntimeError("call fit(shapes) before maps")
+        return [(layer["in"], layer["out"]) for layer in self.layers]
+
+    def compress(
+        self, factors: list[tuple[torch.Tensor, torch.Tensor]], *, reduced: bool = False
+    ) -> torch.Tensor:
+        """(B, k) features of the layers' factors (a, δ); `reduced`: the factors are already
+        masked or projected by `maps`."""
         if not hasattr(self, "layers"):
             raise RuntimeError("call fit(shapes) before compress")
         if len(factors) != len(self.layers):
             raise ValueError(f"expected factors of {len(self.layers)} layers, got {len(factors)}")
         parts = []
         for (a, d), layer in zip(factors, self.layers, strict=True):
-            if self.kind == "logra":  # the projections follow the factors' dtype and device
-                p_out, p_in = (layer[s].to(d.device, d.dtype) for s in ("out", "in"))
-                small = torch.einsum("bto,bti->boi", d @ p_out, a @ p_in)
-                parts.append(small.flatten(1))
-            else:
-                out, inp = layer["out"].to(d.device), layer["in"].to(d.device)
-                small = torch.einsum("bto,bti->boi", d[..., out], a[..., inp])
-                parts.append(layer["sketch"](small.flatten(1)))
+            if not reduced:
+                a, d = _reduce(a, layer["in"]), _reduce(d, layer["out"])
+            small = torch.einsum("bto,bti->boi", d, a).flatten(1)
+            parts.append(small if self.kind == "logra" else layer["sketch"](small))
         return torch.cat(parts, 1)
+
+
+def _reduce(v: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """A factor's last dimension kept at the indices m (a mask) or projected by m, which
+    follows the factor's dtype and device."""
+    if m.dtype == torch.long:
+        return v[..., m.to(v.device)]
+    return v @ m.to(v.device, v.dtype)

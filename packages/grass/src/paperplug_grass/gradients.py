@@ -85,23 +85,72 @@ def factor_shape(module: nn.Module) -> tuple[int, int]:
     return module.out_features, module.in_features + bias
 
 
-def _patches(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
-    """(B, L, C·kh·kw): the input patch each of the L output positions sees, ordered as the
-    conv's weight flattened (channel, row, column); padding, stride and dilation as the conv."""
+def _padded(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
+    """The conv's input padded as the conv pads it (zeros, reflect, replicate, circular;
+    "same" puts any extra row or column on the right, as torch)."""
     if x.ndim != 4:
         raise ValueError(f"the conv layer got a {x.ndim}-D input; factoring needs (B, C, H, W)")
-    if isinstance(conv.padding, str):  # "valid" or "same" (any extra on the right, as torch)
+    if isinstance(conv.padding, str):  # "valid" or "same"
         totals = [d * (k - 1) if conv.padding == "same" else 0
                   for d, k in zip(conv.dilation, conv.kernel_size, strict=True)]  # fmt: skip
         pads = [side for t in reversed(totals) for side in (t // 2, t - t // 2)]
     else:
         ph, pw = conv.padding
         pads = [pw, pw, ph, ph]
-    if any(pads):
-        mode = "constant" if conv.padding_mode == "zeros" else conv.padding_mode
-        x = F.pad(x, pads, mode=mode)
-    cols = F.unfold(x, conv.kernel_size, dilation=conv.dilation, stride=conv.stride)
-    return cols.transpose(1, 2)
+    if not any(pads):
+        return x
+    return F.pad(x, pads, mode="constant" if conv.padding_mode == "zeros" else conv.padding_mode)
+
+
+def _input_factor(module: nn.Module, x: torch.Tensor, m: torch.Tensor | None) -> torch.Tensor:
+    """(B, T, ·): the layer's input a at each position (a conv's unfolded patch), with a ones
+    column for the bias; with a map m, only what the compressor keeps of it — the columns m
+    (FactGraSS's mask, gathered from the input, never unfolding all of it) or a @ m (LoGra's
+    projection: for a conv, a conv of the input with m as kernel)."""
+    B, width = len(x), factor_shape(module)[1] - int(module.bias is not None)
+    if isinstance(module, nn.Conv2d):
+        x = _padded(module, x)
+        (kh, kw), (sh, sw), (dh, dw) = module.kernel_size, module.stride, module.dilation
+        if m is None:
+            a = F.unfold(x, (kh, kw), dilation=(dh, dw), stride=(sh, sw)).transpose(1, 2)
+        elif m.dtype == torch.long:  # column j = (channel, row, column) of the patch
+            j = m.to(x.device).clamp(max=width - 1)
+            c, r, q = j // (kh * kw), j // kw % kh, j % kw
+            h = (x.shape[2] - dh * (kh - 1) - 1) // sh + 1
+            w = (x.shape[3] - dw * (kw - 1) - 1) // sw + 1
+            rows = (r * dh).view(-1, 1) + sh * torch.arange(h, device=x.device)
+            cols = (q * dw).view(-1, 1) + sw * torch.arange(w, device=x.device)
+            a = x[:, c.view(-1, 1, 1), rows.view(len(j), h, 1), cols.view(len(j), 1, w)]
+            a = a.reshape(B, len(j), -1).transpose(1, 2)
+        else:
+            m = m.to(x.device, x.dtype)
+            kernel = m[:width].T.reshape(-1, module.in_channels, kh, kw)
+            bias = m[width] if module.bias is not None else None
+            a = F.conv2d(x, kernel, bias, stride=(sh, sw), dilation=(dh, dw))
+            return a.reshape(B, a.shape[1], -1).transpose(1, 2)
+    else:  # (B, ..., d) → (B, T, d): one position per sample, or one per token
+        a = x.reshape(B, -1, x.shape[-1])
+        if m is not None and m.dtype == torch.long:
+            a = a[..., m.to(x.device).clamp(max=width - 1)]
+        elif m is not None:
+            m = m.to(x.device, x.dtype)
+            return a @ m[:width] + (m[width] if module.bias is not None else 0)
+    if module.bias is None:
+        return a
+    if m is None:
+        return torch.cat([a, torch.ones_like(a[..., :1])], -1)
+    return torch.where(m.to(x.device) == width, torch.ones_like(a), a)  # the bias column
+
+
+def _output_factor(module: nn.Module, d: torch.Tensor, m: torch.Tensor | None) -> torch.Tensor:
+    """(B, T, ·): the output gradient δ at each position, kept at m or projected by m."""
+    if isinstance(module, nn.Conv2d):
+        d = d.reshape(len(d), d.shape[1], -1).transpose(1, 2)
+    else:
+        d = d.reshape(len(d), -1, d.shape[-1])
+    if m is None:
+        return d
+    return d[..., m.to(d.device)] if m.dtype == torch.long else d @ m.to(d.device, d.dtype)
 
 
 def layer_factors(
@@ -110,16 +159,21 @@ def layer_factors(
     y: torch.Tensor,
     target: str = "margin",
     layers: Sequence[str] | None = None,
+    maps: Sequence[tuple[torch.Tensor, torch.Tensor]] | None = None,
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """For each linear or conv layer: (a (B, T, d_in), δ (B, T, d_out)), the sample's gradient
     [W | b] being Σ_t δ_t a_tᵀ over its T positions (a conv's output pixels, a sequence's
     tokens, and the positions of every call when a layer runs more than once: shared weights).
-    Only layer outputs get gradients: no weight gradient exists."""
+    Only layer outputs get gradients: no weight gradient exists. `maps` (a compressor's
+    `FactoredCompressor.maps`, one (input map, output map) per layer) keeps only what the
+    compressor uses of each factor."""
     modules = dict(model.named_modules())
     names = list(layers) if layers is not None else factored_layers(model)
     for name in names:
         if name not in modules or refusal(modules[name]) is not None:
             raise ValueError(f"{name!r} is not a linear or conv layer of the model")
+    if maps is not None and len(maps) != len(names):
+        raise ValueError(f"expected maps for {len(names)} layers, got {len(maps)}")
     calls: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {n: [] for n in names}
 
     def hook(name: str):
@@ -146,18 +200,13 @@ def layer_factors(
         torch.zeros_like(o) if d is None else d.detach() for o, d in zip(outs, deltas, strict=True)
     ]
     result, i = [], 0
-    for n in names:
+    for index, n in enumerate(names):
         module, parts = modules[n], []
-        for a, _ in calls[n]:
-            d, i = deltas[i], i + 1
-            B = len(d)
-            if isinstance(module, nn.Conv2d):
-                a, d = _patches(module, a), d.reshape(B, d.shape[1], -1).transpose(1, 2)
-            else:  # (B, ..., d) → (B, T, d): one position per sample, or one per token
-                a, d = a.reshape(B, -1, a.shape[-1]), d.reshape(B, -1, d.shape[-1])
-            parts.append((a, d))
-        a, d = (torch.cat(f, 1) if len(f) > 1 else f[0] for f in zip(*parts, strict=True))
-        if module.bias is not None:
-            a = torch.cat([a, torch.ones_like(a[..., :1])], -1)
-        result.append((a, d))
+        m_in, m_out = (None, None) if maps is None else maps[index]
+        for x, _ in calls[n]:
+            parts.append((_input_factor(module, x, m_in), _output_factor(module, deltas[i], m_out)))
+            i += 1
+        result.append(
+            tuple(torch.cat(f, 1) if len(f) > 1 else f[0] for f in zip(*parts, strict=True))
+        )
     return result
