@@ -16,6 +16,7 @@ class TestContract(TrainerContract):
         "val_fraction": [1.0, -0.1],
         "marginal": ["gold", [0.5, 0.5]],
         "test_prior": ["balanced"],
+        "lp_scope": ["epoch"],
     }
 
     @pytest.fixture

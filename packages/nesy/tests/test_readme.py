@@ -7,4 +7,5 @@ from paperplug.testing import ReadmeContract
 
 class TestReadme(ReadmeContract):
     readme = Path(__file__).parents[1] / "README.md"
-    blocks = 1
+    blocks = 2
+    outputs = 1

@@ -115,8 +115,8 @@ def test_the_marginal_error_shrinks_with_more_bags():
 
 
 def check_band(q, marginal, eps):
-    counts = q.sum(0)  # (positions, classes)
-    assert np.all(np.abs(counts - marginal * q.shape[0]) <= eps + 1e-6)
+    counts = q.sum((0, 1))  # pooled over the positions
+    assert np.all(np.abs(counts - marginal * q.shape[0] * q.shape[1]) <= eps + 1e-6)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -151,10 +151,17 @@ def test_the_sum_lp_solution_is_covered_by_its_proofs():
 def test_the_band_widens_while_infeasible():
     sigma = max_of(2, 3)
     s = np.array([2, 2, 2, 2])  # every bag needs a 2, but the marginal puts nothing there
-    sol = pseudo_labels(sigma, np.log(np.full((4, 2, 3), 1 / 3)), s, np.array([0.5, 0.5, 0.0]))
-    # 4 twos over 2 positions: at best 2 per position, so the band must reach 2
-    assert sol.epsilon == pytest.approx(2.99)
-    check_band(sol.q, np.array([0.5, 0.5, 0.0]), sol.epsilon)
+    r = np.array([0.5, 0.5, 0.0])
+    log_probs = np.log(np.full((4, 2, 3), 1 / 3))
+    # 4 twos over 2 positions: at best 2 per position, so the band must reach 2: 0.99 + 1 + 2
+    sol = pseudo_labels(sigma, log_probs, s, r, per_position=True)
+    assert sol.epsilon == pytest.approx(np.full(3, 3.99))
+    counts = sol.q.sum(0)  # per position
+    assert np.all(np.abs(counts - r * 4) <= sol.epsilon + 1e-6)
+    # pooled, 4 twos among 8 instances: the band must reach 4: 0.99 + 1 + 2 + 4
+    pooled = pseudo_labels(sigma, log_probs, s, r)
+    assert pooled.epsilon == pytest.approx(np.full(3, 7.99))
+    check_band(pooled.q, r, pooled.epsilon)
 
 
 def test_carot_rows_sum_to_one_and_columns_move_toward_the_target():

@@ -1,7 +1,13 @@
-"""Training-time mitigation (paper §4.1): per batch, pseudo-labels q for every instance from a
-linear program that keeps each bag consistent with its weak label, keeps the batch's class
-counts at each bag position within ε of the estimated marginal (ε widened by 1 while infeasible), and agrees most
-with the classifier: max Σ q·log p_θ. The classifier then trains on q with cross-entropy."""
+"""Training-time mitigation (paper §4.1): pseudo-labels q for every instance of a set of bags
+from a linear program that keeps each bag consistent with its weak label, keeps the set's
+class counts within a band around the marginal, and agrees most with the classifier:
+max Σ q·log p_θ. The classifier then trains on q with cross-entropy.
+
+The band is where the counts of the true labels lie: the official code puts ±0.99 around
+r̂·B at each bag position of a 64-bag batch (`per_position=True, band=0.99`), far inside the
+batch's own sampling spread (±√(B r(1−r)), 3.9 counts at the median on 32 bags at ratio 50),
+so the true labelling is infeasible and the LP relabels correct instances; `count_band` gives
+the band the counts' sampling and estimation error call for."""
 
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ class LPSolution:
     """The batch LP's answer: pseudo-label distributions, the feasible band, the solver status."""
 
     q: np.ndarray  # (bags, M, C) pseudo-label distributions
-    epsilon: float  # the band that was feasible
+    epsilon: np.ndarray  # (C,) the band's half-width per class that was feasible
     status: str
 
 
@@ -68,11 +74,25 @@ def _consistency_rows(
     return rows, cols, vals, rhs, extra
 
 
+def count_band(marginal: np.ndarray, n: int, se: np.ndarray | None = None, *, z: float = 3.0,
+               floor: float = 0.99) -> np.ndarray:  # fmt: skip
+    """Half-width per class of the band around r̂·n for the class counts of n instances (ours):
+    z standard deviations of the true count about r̂·n — its multinomial sampling spread
+    n·r(1−r), plus the estimate's error (n·SE)² when r̂ is estimated (SE from
+    `marginal_error`) — at least `floor`, the official ε, and at most n (vacuous)."""
+    r = np.asarray(marginal, dtype=np.float64)
+    var = n * r * (1 - r) + (0.0 if se is None else (n * np.asarray(se, dtype=np.float64)) ** 2)
+    return np.clip(z * np.sqrt(var), floor, max(floor, n))
+
+
 def pseudo_labels(sigma: SymbolicFunction, log_probs: np.ndarray, s: object, marginal: np.ndarray,
-                  *, epsilon: float = 0.99, max_widen: int = 50) -> LPSolution:  # fmt: skip
-    """The batch LP. log_probs (bags, M, C) from the classifier; s the bags' weak labels;
-    marginal r̂ (C,). The count band, per position j as in the official code, is
-    |Σ_b q_{b,j,k} − r̂_k·B| ≤ ε."""
+                  *, band: float | np.ndarray = 0.99, per_position: bool = False,
+                  max_widen: int = 30) -> LPSolution:  # fmt: skip
+    """The LP over a set of bags. log_probs (bags, M, C) from the classifier; s the bags' weak
+    labels; marginal r̂ (C,). The count band: |Σ_{b,j} q_{b,j,k} − r̂_k·B·M| ≤ band_k over all
+    B·M instances, or per position j |Σ_b q_{b,j,k} − r̂_k·B| ≤ band_k (`per_position`, the
+    official code's). While infeasible the band widens by 1, 2, 4, ... (the official code
+    adds 1)."""
     log_probs = np.asarray(log_probs, dtype=np.float64)
     B, M, C = log_probs.shape
     if (M, C) != (sigma.M, sigma.C):
@@ -82,26 +102,31 @@ def pseudo_labels(sigma: SymbolicFunction, log_probs: np.ndarray, s: object, mar
     rows, cols, vals, rhs, extra = _consistency_rows(sigma, s, B)
     n_q = B * M * C
     n = n_q + extra
-    # count band rows, per position j and class k: ±Σ_b q_{b,j,k} <= ε ± r̂_k B
+    groups = [[j] for j in range(M)] if per_position else [list(range(M))]
+    # count band rows, per group of positions and class k: ±Σ q_{·,group,k} <= band ± target
     band_rows, band_cols, band_vals = [], [], []
     base = len(rhs)
-    for j in range(M):
+    for g, positions in enumerate(groups):
         for k in range(C):
-            row = base + 2 * (j * C + k)
-            members = [(b * M + j) * C + k for b in range(B)]
-            band_rows += [row] * B + [row + 1] * B
+            row = base + 2 * (g * C + k)
+            members = [(b * M + j) * C + k for b in range(B) for j in positions]
+            band_rows += [row] * len(members) + [row + 1] * len(members)
             band_cols += members * 2
-            band_vals += [1.0] * B + [-1.0] * B
+            band_vals += [1.0] * len(members) + [-1.0] * len(members)
     A_ub = sparse.csr_matrix(
-        (vals + band_vals, (rows + band_rows, cols + band_cols)), shape=(base + 2 * M * C, n)
+        (vals + band_vals, (rows + band_rows, cols + band_cols)),
+        shape=(base + 2 * len(groups) * C, n),
     )
-    target = np.tile(np.asarray(marginal, dtype=np.float64) * B, M)
+    r = np.asarray(marginal, dtype=np.float64)
+    target = np.tile(r * B * len(groups[0]), len(groups))
+    half = np.broadcast_to(np.asarray(band, dtype=np.float64), (C,))
     eq_rows = np.repeat(np.arange(B * M), C)  # Σ_k q_{b,j,k} = 1
     A_eq = sparse.csr_matrix((np.ones(n_q), (eq_rows, np.arange(n_q))), shape=(B * M, n))
     cost = np.concatenate([-log_probs.ravel(), np.zeros(extra)])
     for widen in range(max_widen + 1):
-        eps = epsilon + widen
-        b_ub = np.concatenate([rhs, np.ravel(np.column_stack([eps + target, eps - target]))])
+        eps = half + (2**widen - 1)
+        wide = np.tile(eps, len(groups))
+        b_ub = np.concatenate([rhs, np.ravel(np.column_stack([wide + target, wide - target]))])
         result = linprog(
             cost,
             A_ub=A_ub,
@@ -113,5 +138,5 @@ def pseudo_labels(sigma: SymbolicFunction, log_probs: np.ndarray, s: object, mar
         )
         if result.status == 0:
             q = result.x[:n_q].reshape(B, M, C)
-            return LPSolution(np.clip(q, 0, 1), eps, "optimal")
-    raise RuntimeError(f"the batch LP stayed infeasible up to ε = {epsilon + max_widen}")
+            return LPSolution(np.clip(q, 0, 1), eps.copy(), "optimal")
+    raise RuntimeError(f"the LP stayed infeasible up to a band of {half.max() + 2**max_widen - 1}")

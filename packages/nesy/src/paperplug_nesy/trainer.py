@@ -24,13 +24,14 @@ from paperplug.checks import (
 )
 from paperplug.harness import progress
 from paperplug_nesy.calibration import carot_plan, choose_carot, choose_la, logit_adjustment
-from paperplug_nesy.lp import pseudo_labels
+from paperplug_nesy.lp import count_band, pseudo_labels
 from paperplug_nesy.marginal import estimate_marginal, marginal_error
 from paperplug_nesy.semantic import semantic_loss
 from paperplug_nesy.symbolic import SymbolicFunction, max_of, sum_of
 
 MARGINAL_WARN_L1 = 0.2  # expected ‖r̂ − r‖₁ above which fit warns (ours)
 TRAIN = (None, "lp")
+LP_SCOPES = ("dataset", "batch")
 TEST = (None, "la", "carot")
 
 
@@ -47,9 +48,13 @@ def _sigma(sigma: Any, M: int, C: int) -> SymbolicFunction:
 class NeSyImbalanceTrainer:
     """fit(bags (N, M, ...features), s (N,)) learns per-instance classes from σ(y) alone.
 
-    train_mitigation: None (the exact semantic loss) or "lp" (cross-entropy on the batch LP's
+    train_mitigation: None (the exact semantic loss) or "lp" (cross-entropy on the LP's
     pseudo-labels, after `warmup_epochs` of semantic loss — half the epochs by default — as the
-    official scripts start LP training from an SL-trained model). marginal: "estimate" (from
+    official scripts start LP training from an SL-trained model). lp_scope: "dataset" (ours:
+    one LP over all training bags per epoch, class counts pooled over positions within the
+    band their sampling and the marginal's estimation error allow, `count_band`) or "batch"
+    (the official code: one LP per mini-batch, counts per position within ±0.99 of r̂·B).
+    marginal: "estimate" (from
     the weak labels), or an array (e.g. the gold frequencies). test_mitigation: None, "la" or
     "carot", their parameters chosen on weakly labelled validation bags (`val_fraction` of the
     bags held out) — never on gold labels. CAROT transports toward `test_prior`: the estimated
@@ -63,6 +68,7 @@ class NeSyImbalanceTrainer:
         n_classes: int = 10,
         train_mitigation: str | None = None,
         test_mitigation: str | None = None,
+        lp_scope: str = "dataset",
         marginal: Any = "estimate",
         model: nn.Module | Callable[[], nn.Module] | None = None,
         hidden: int = 128,
@@ -95,11 +101,12 @@ class NeSyImbalanceTrainer:
             device,
             progress,
         )
-        self.warmup_epochs, self.test_prior = warmup_epochs, test_prior
+        self.warmup_epochs, self.test_prior, self.lp_scope = warmup_epochs, test_prior, lp_scope
 
     def _check_params(self) -> None:
         check_choice(self.train_mitigation, "train_mitigation", TRAIN)
         check_choice(self.test_mitigation, "test_mitigation", TEST)
+        check_choice(self.lp_scope, "lp_scope", LP_SCOPES)
         check_scalar(self.M, "M", "int", low=1)
         check_scalar(self.n_classes, "n_classes", "int", low=2)
         check_scalar(self.hidden, "hidden", "int", low=1)
@@ -134,6 +141,7 @@ class NeSyImbalanceTrainer:
         order = rng.permutation(len(X))
         n_val = round(self.val_fraction * len(X)) if self.test_mitigation else 0
         val, train = order[:n_val], order[n_val:]
+        self.marginal_se_ = None  # a given marginal has no estimation error
         if isinstance(self.marginal, str):
             check_choice(self.marginal, "marginal", ("estimate",))
             self.marginal_ = estimate_marginal(self.sigma_, s[train], seed=self.seed)
@@ -166,7 +174,8 @@ class NeSyImbalanceTrainer:
         """Warn when n weak labels pin the marginal poorly: Cramér–Rao expected L1 error above
         MARGINAL_WARN_L1 at the estimate (kept in `marginal_error_`)."""
         r = (self.marginal_ + 1e-6) / (self.marginal_ + 1e-6).sum()  # off the simplex's edge
-        self.marginal_error_ = marginal_error(self.sigma_, r, n)["expected_l1"]
+        error = marginal_error(self.sigma_, r, n)
+        self.marginal_error_, self.marginal_se_ = error["expected_l1"], error["se"]
         if self.marginal_error_ > MARGINAL_WARN_L1:
             warnings.warn(
                 f"the marginal is poorly identified by {n} bags under {self.sigma_.name}: "
@@ -201,15 +210,23 @@ class NeSyImbalanceTrainer:
         warmup = self.epochs // 2 if self.warmup_epochs is None else self.warmup_epochs
         for epoch in progress(epochs, "train NeSy") if self.progress else epochs:
             use_lp = self.train_mitigation == "lp" and epoch > warmup
-            total, widened = 0.0, []
+            total, widened, q_all = 0.0, [], None
+            if use_lp and self.lp_scope == "dataset":
+                q_all = self._dataset_pseudo_labels(X, s, widened)
             for idx in np.array_split(rng.permutation(B), max(1, B // self.batch_size)):
                 x = Xt[idx].to(self.device)
                 logits = self.model_(x.reshape(len(idx) * M, *x.shape[2:])).reshape(len(idx), M, C)
                 if use_lp:
-                    log_probs = torch.log_softmax(logits, -1).detach().cpu().numpy()
-                    solution = pseudo_labels(self.sigma_, log_probs, s[idx], self.marginal_)
-                    widened.append(solution.epsilon)
-                    target = torch.as_tensor(solution.q, dtype=logits.dtype, device=self.device)
+                    if q_all is None:  # the official code: an LP per mini-batch
+                        log_probs = torch.log_softmax(logits, -1).detach().cpu().numpy()
+                        solution = pseudo_labels(
+                            self.sigma_, log_probs, s[idx], self.marginal_, per_position=True
+                        )
+                        widened.append(float(solution.epsilon.max()))
+                        q = solution.q
+                    else:
+                        q = q_all[idx]
+                    target = torch.as_tensor(q, dtype=logits.dtype, device=self.device)
                     loss = -(target * torch.log_softmax(logits, -1)).sum(-1).mean()
                 else:
                     loss = semantic_loss(self.sigma_, logits, st[idx].to(self.device))
@@ -221,6 +238,17 @@ class NeSyImbalanceTrainer:
             if widened:
                 record["lp_epsilon"] = float(np.mean(widened))
             self.history_.log(**record)
+
+    def _dataset_pseudo_labels(self, X: np.ndarray, s: np.ndarray, widened: list) -> np.ndarray:
+        """One LP over all training bags with the current classifier, counts pooled over the
+        positions within `count_band` of r̂·N·M (the marginal's own error included)."""
+        M, C = self.sigma_.M, self.sigma_.C
+        logits = self._logits(X.reshape(-1, *X.shape[2:])).reshape(len(X), M, C)
+        log_probs = logits - np.logaddexp.reduce(logits, axis=-1, keepdims=True)
+        band = count_band(self.marginal_, len(X) * M, self.marginal_se_)
+        solution = pseudo_labels(self.sigma_, log_probs, s, self.marginal_, band=band)
+        widened.append(float(solution.epsilon.max()))
+        return solution.q
 
     @torch.no_grad()
     def _logits(self, X: np.ndarray) -> np.ndarray:
