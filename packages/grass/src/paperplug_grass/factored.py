@@ -89,13 +89,13 @@ class FactoredCompressor:
         parts = []
         for (a, d), layer in zip(factors, self.layers, strict=True):
             if not reduced:
-                a, d = _reduce(a, layer["in"]), _reduce(d, layer["out"])
+                a, d = reduce_factor(a, layer["in"]), reduce_factor(d, layer["out"])
             small = torch.einsum("bto,bti->boi", d, a).flatten(1)
             parts.append(small if self.kind == "logra" else layer["sketch"](small))
         return torch.cat(parts, 1)
 
 
-def _reduce(v: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+def reduce_factor(v: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
     """A factor's last dimension kept at the indices m (a mask) or projected by m, which
     follows the factor's dtype and device."""
     if m.dtype == torch.long:

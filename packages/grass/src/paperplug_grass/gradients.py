@@ -12,6 +12,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from paperplug_grass.factored import reduce_factor
+
 TARGETS = ("margin", "loss")
 
 
@@ -148,9 +150,7 @@ def _output_factor(module: nn.Module, d: torch.Tensor, m: torch.Tensor | None) -
         d = d.reshape(len(d), d.shape[1], -1).transpose(1, 2)
     else:
         d = d.reshape(len(d), -1, d.shape[-1])
-    if m is None:
-        return d
-    return d[..., m.to(d.device)] if m.dtype == torch.long else d @ m.to(d.device, d.dtype)
+    return d if m is None else reduce_factor(d, m)
 
 
 def layer_factors(
