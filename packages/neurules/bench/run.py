@@ -3,7 +3,12 @@ at least its accuracy), imodels (FIGS at the same number of splits; greedy rule 
 on binary labels) and wittgenstein RIPPER (binary), on the same stratified folds, in one
 process, over several seeds: mean ± 95% CI over the seeds of each seed's CV mean.
 
-make bench PKG=neurules [ARGS="--seeds 3 --folds 3 --datasets iris,wine --variants 'eps=0;n_epochs=60'"]
+A dataset is `name[:rules][/param=value,...]`: `digits:10` gives NeuRules 10 rules (CART 11
+leaves), `digits:50/n_epochs=150` also sets NeuRules parameters for that dataset only.
+`rulelist` is a planted rule list drawn fresh for each seed here (`planted_rule_list`),
+independently of the package's own generator in embedded.py.
+
+make bench PKG=neurules [ARGS="--seeds 3 --folds 3 --datasets iris,wine,digits:10 --variants 'eps=0;n_epochs=60'"]
 """
 
 from __future__ import annotations
@@ -22,7 +27,56 @@ from sklearn.tree import DecisionTreeClassifier
 from paperplug.harness import fmt_ci, mean_ci, progress, single_thread, table
 
 warnings.filterwarnings("ignore")
-DATASETS = ("breast_cancer", "wine", "iris", "digits", "planted", "synthetic")
+DATASETS = ("breast_cancer", "wine", "iris", "digits", "planted", "synthetic", "rulelist")
+
+
+def planted_rule_list(
+    seed: int, n: int = 1500, n_features: int = 8, n_rules: int = 5, n_classes: int = 3,
+    noise: float = 0.05,
+) -> tuple[np.ndarray, np.ndarray, list[str], list]:  # fmt: skip
+    """A random rule list of `n_rules` two-condition rules (an interval, or one side of it, on
+    each of two random features, cut at random quantiles in [0.15, 0.85]) with random labels
+    and a default, over Gaussian features of random offsets and scales; `noise` of the labels
+    redrawn. Returns X, y, names and the planted list [(conditions, label)] + [default]."""
+    rng = np.random.default_rng([7919, seed])
+    X = rng.normal(size=(n, n_features)) * rng.uniform(0.5, 20, n_features)
+    X += rng.uniform(-50, 50, n_features)
+    labels = rng.permutation(np.arange(n_rules + 1) % n_classes)
+    rules = []
+    for label in labels[:-1]:
+        conditions = []
+        for feature in rng.choice(n_features, size=2, replace=False):
+            low, high = np.quantile(X[:, feature], np.sort(rng.uniform(0.15, 0.85, 2)))
+            side = rng.integers(3)  # 0: both cuts, 1: below `high` only, 2: above `low` only
+            conditions.append(
+                (feature, -np.inf if side == 1 else low, np.inf if side == 2 else high)
+            )
+        rules.append((conditions, label))
+    y = np.full(n, labels[-1])
+    open_rows = np.ones(n, dtype=bool)
+    for conditions, label in rules:
+        hit = open_rows.copy()
+        for feature, low, high in conditions:
+            hit &= (X[:, feature] > low) & (X[:, feature] < high)
+        y[hit] = label
+        open_rows &= ~hit
+    flip = rng.uniform(size=n) < noise
+    y[flip] = rng.integers(0, n_classes, size=flip.sum())
+    return X, y, [f"x{i}" for i in range(n_features)], [*rules, labels[-1]]
+
+
+def load(name: str, seed: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    if name == "rulelist":
+        return planted_rule_list(seed)[:3]
+    return datasets((name,), seed=seed)[name]
+
+
+def parse_dataset(item: str) -> tuple[str, dict]:
+    """'digits:50/n_epochs=150' -> ('digits', {'n_rules': 50, 'n_epochs': 150})."""
+    item, _, extra = item.partition("/")
+    name, _, rules = item.partition(":")
+    params = parse_params(extra) if extra else {}
+    return name, ({"n_rules": int(rules)} if rules else {}) | params
 
 
 class Budget:
@@ -136,14 +190,17 @@ def main() -> None:
     single_thread()
     peers = [p for p in args.peers.split(",") if p]
     rows, summary = [], []
-    for name in args.datasets.split(","):
+    for item in args.datasets.split(","):
+        dataset, fixed = parse_dataset(item)
+        name = dataset + (f":{fixed['n_rules']}" if "n_rules" in fixed else "")
         per_method: dict[str, list[list[dict]]] = {}
         for seed in progress(range(args.seeds), f"{name}: seeds", total=args.seeds):
-            X, y, names = datasets((name,), seed=seed)[name]
+            X, y, names = load(dataset, seed)
             budget = Budget()
-            methods = {"NeuRules": neurules(seed, budget)}
+            methods = {"NeuRules": neurules(seed, budget, **fixed)}
             for variant in filter(None, args.variants.split(";")):
-                methods[f"NeuRules {variant}"] = neurules(seed, Budget(), **parse_params(variant))
+                params = fixed | parse_params(variant)
+                methods[f"NeuRules {variant}"] = neurules(seed, Budget(), **params)
             for method, fit in methods.items():
                 folds = cross_validate(fit, X, y, names, n_splits=args.folds, seed=seed)
                 per_method.setdefault(method, []).append(folds)

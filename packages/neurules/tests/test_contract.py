@@ -16,6 +16,7 @@ class TestContract(TrainerContract):
         "min_support": [1.5],
         "anneal_factor": [0.5],
         "freeze_heads": [-0.1],
+        "init_quantile": [-0.1, 0.7],
         "class_weight": ["auto"],
     }
 

@@ -58,7 +58,9 @@ def test_printed_list_equals_predict_with_offset_features(offset, scale, seed):
     U, y = planted_rule_data(n=600, seed=seed)
     X = offset + scale * U
     names = [f"f{i}" for i in range(X.shape[1])]
-    clf = NeuRulesClassifier(n_epochs=60, random_state=seed).fit(X, y, feature_names=names)
+    clf = NeuRulesClassifier(n_epochs=40, batch_size=100, random_state=seed).fit(
+        X, y, feature_names=names
+    )
     text = str(clf.rule_list_)
     assert clf.rule_list_.n_conditions > 0, text
     fresh = offset + scale * planted_rule_data(n=2000, seed=seed + 100)[0]
@@ -94,7 +96,7 @@ def test_thresholds_decide_training_rows_as_the_network_does(monkeypatch):
 
     U, y = planted_rule_data(n=800, seed=21)
     X = -122.3 + 0.01 * U
-    clf = NeuRulesClassifier(n_epochs=60, random_state=21).fit(X, y)
+    clf = NeuRulesClassifier(n_epochs=40, batch_size=200, random_state=21).fit(X, y)
     args = dict(mean=clf.mean_, scale=clf.scale_, feature_names=[f"x{i}" for i in range(6)],
                 classes=clf.classes_, X_train=X, y_train=y)  # fmt: skip
     monkeypatch.setattr(extraction, "readable_threshold", lambda value, *_: value)

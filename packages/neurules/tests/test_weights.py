@@ -18,7 +18,10 @@ def _weighted_and_repeated(seed: int, n: int = 120):
 
 def _network(d: int, seed: int) -> NeuralRuleList:
     net = NeuralRuleList(
-        -2 * torch.ones(d), 2 * torch.ones(d), 6, 3, generator=torch.Generator().manual_seed(seed)
+        -2 * torch.ones(6, d),
+        2 * torch.ones(6, d),
+        3,
+        generator=torch.Generator().manual_seed(seed),
     )
     with torch.no_grad():  # cut points inside the data, so predicates and gradients are not flat
         net.predicates.alpha.uniform_(-1.5, 0.0, generator=torch.Generator().manual_seed(seed))
@@ -127,8 +130,10 @@ def _imbalanced(seed: int, n: int = 800):
 def test_balanced_class_weight_raises_minority_recall(seed):
     X, y = _imbalanced(seed)
     X_test, y_test = _imbalanced(seed + 10, n=4000)
-    plain = NeuRulesClassifier(n_epochs=80, random_state=seed).fit(X, y)
-    balanced = NeuRulesClassifier(n_epochs=80, class_weight="balanced", random_state=seed).fit(X, y)
+    plain = NeuRulesClassifier(n_epochs=60, batch_size=200, random_state=seed).fit(X, y)
+    balanced = NeuRulesClassifier(
+        n_epochs=60, batch_size=200, class_weight="balanced", random_state=seed
+    ).fit(X, y)
     assert recall_score(y_test, plain.predict(X_test)) < 0.3
     assert recall_score(y_test, balanced.predict(X_test)) > 0.7
 

@@ -26,6 +26,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "datasets": ".embedded",
         "IntervalPredicates": ".predicates",
         "soft_interval": ".predicates",
+        "initial_cut_points": ".predicates",
+        "weighted_quantile": ".predicates",
         "annealed": ".schedule",
         "heads_frozen": ".schedule",
         "batch_rows": ".schedule",

@@ -13,9 +13,10 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from paperplug.checks import check_array, check_consistent_length, check_scalar
+from paperplug.checks import check_array, check_consistent_length, check_scalar, check_type
 from paperplug_neurules.extraction import Rule, RuleList, extract_rule_list
 from paperplug_neurules.network import NeuralRuleList
+from paperplug_neurules.predicates import initial_cut_points
 from paperplug_neurules.training import TrainingConfig, train_rule_list
 
 _POSITIVE = ("lr", "predicate_temp", "selector_temp")
@@ -49,24 +50,28 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
     count: 10 for two classes, n_classes * 10 / 2 for more. `batch_size=None` sizes the
     batches so that `n_epochs` passes make at least 1000 optimiser steps (at most 2048 rows,
     the official batch). `freeze_heads` is the fraction of epochs with the class heads frozen
-    (0.5 in the official code; 0 here), `head_init` the class-partitioned heads' start (see the
-    README's choices).
+    (0.5, as the official code), `head_init` the class-partitioned heads' start, `init_quantile`
+    the spread of the per-rule initial cut points (0: every rule at the data's range, the
+    official start), `default_rule` an always-true last rule in the relaxed model; `lr=0.02`
+    is the official step (lr 0.01, Adam stepped twice per batch). See the README's choices.
     """
 
     def __init__(
         self,
         n_rules: int | None = None,
         n_epochs: int = 500,
-        lr: float = 0.01,
+        lr: float = 0.02,
         batch_size: int | None = None,
-        min_support: float = 0.2,
+        min_support: float = 0.0,
         lambda_support: float = 0.4,
         predicate_temp: float = 0.2,
         selector_temp: float = 1.0,
         anneal_factor: float = 5.0,
         eps: float = 1e-3,
-        freeze_heads: float = 0.0,
-        head_init: float = 0.5,
+        freeze_heads: float = 0.5,
+        head_init: float = 10.0,
+        init_quantile: float = 0.1,
+        default_rule: bool = True,
         class_weight: str | Mapping | None = None,
         random_state: int | np.random.RandomState | None = None,
         verbose: bool = False,
@@ -83,6 +88,8 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         self.eps = eps
         self.freeze_heads = freeze_heads
         self.head_init = head_init
+        self.init_quantile = init_quantile
+        self.default_rule = default_rule
         self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
@@ -97,6 +104,8 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         check_scalar(self.min_support, "min_support", low=0, high=1)
         check_scalar(self.anneal_factor, "anneal_factor", low=1)
         check_scalar(self.freeze_heads, "freeze_heads", low=0, high=1)
+        check_scalar(self.init_quantile, "init_quantile", low=0, high=0.5)
+        check_type(self.default_rule, "default_rule", (bool, np.bool_), what="True or False")
         if not (
             self.class_weight is None
             or self.class_weight == "balanced"
@@ -139,15 +148,19 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         Z = torch.as_tensor((X - self.mean_) / self.scale_, dtype=torch.float32)
         generator = torch.Generator().manual_seed(self._seed())
         self.n_rules_ = self.n_rules or max(10, len(self.classes_) * 10 // 2)
+        row_weight = torch.as_tensor(weight, dtype=torch.float32)
+        lower, upper = initial_cut_points(
+            Z, row_weight, self.n_rules_, self.init_quantile, generator
+        )
         self.network_ = NeuralRuleList(
-            Z.min(dim=0).values,
-            Z.max(dim=0).values,
-            self.n_rules_,
+            lower,
+            upper,
             len(self.classes_),
             generator=generator,
             predicate_temp=self.predicate_temp,
             eps=self.eps,
             head_init=self.head_init,
+            default_rule=self.default_rule,
         )
         config = TrainingConfig(
             n_epochs=self.n_epochs,
@@ -167,7 +180,7 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
             torch.as_tensor(y_index, dtype=torch.long),
             config,
             generator,
-            weight=torch.as_tensor(weight, dtype=torch.float32),
+            weight=row_weight,
             on_epoch=self._progress(self.n_epochs),
         )
         self.rule_list_ = extract_rule_list(

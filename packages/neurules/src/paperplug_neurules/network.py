@@ -11,25 +11,26 @@ from paperplug_neurules.predicates import IntervalPredicates
 
 
 class NeuralRuleList(nn.Module):
-    """NeuRules' differentiable model on standardised features (paper Fig. 2)."""
+    """NeuRules' differentiable model on standardised features (paper Fig. 2); `lower` and
+    `upper` are the initial cut points, (rules, features) each (`initial_cut_points`)."""
 
     def __init__(
         self,
         lower: torch.Tensor,
         upper: torch.Tensor,
-        n_rules: int,
         n_classes: int,
         *,
         generator: torch.Generator,
         predicate_temp: float = 0.2,
         eps: float = 1e-3,
-        head_init: float = 0.5,
+        head_init: float = 10.0,
+        default_rule: bool = True,
     ):
         super().__init__()
-        n_features = lower.shape[0]
-        self.predicates = IntervalPredicates(lower, upper, n_rules, predicate_temp)
+        n_rules, n_features = lower.shape
+        self.predicates = IntervalPredicates(lower, upper, predicate_temp)
         self.conjunctions = Conjunctions(n_rules, n_features, eps)
-        self.selector = RuleSelector(n_rules, n_classes, generator, head_init)
+        self.selector = RuleSelector(n_rules, n_classes, generator, head_init, default_rule)
 
     def rule_activations(self, x: torch.Tensor) -> torch.Tensor:
         """Soft truth r (batch, rules) of every rule."""

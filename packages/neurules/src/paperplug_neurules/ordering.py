@@ -20,13 +20,20 @@ def gumbel_select(
     return torch.softmax((scores - torch.log(-torch.log(u))) / temperature, dim=-1)
 
 
+DEFAULT_SCORE = 0.5  # the default rule's score: a firing rule scores >= 1, a failing one 0
+
+
 class RuleSelector(nn.Module):
-    """Learnable rule order o and per-rule class heads H (C × R, no bias).
+    """Learnable rule order o, per-rule class heads H (C × R, no bias) and a default rule.
 
     The order starts uniform in [0, 1]. The heads start class-partitioned: the rules, in a
     random order, are dealt to the classes in turn, and H[c, j] = `head_init` for rule j's class
     c, 0 elsewhere, so every class has rules pulling for it from the first step (the official
-    code keeps such an initialisation, at 10, commented out, and uses nn.Linear's default).
+    code keeps this initialisation, at 10, commented out, and runs nn.Linear's default, whose
+    logits are at most 1/√R: too flat for the cross-entropy to steer the rules).
+    `default_rule`: an always-true rule with score DEFAULT_SCORE, below every firing rule and
+    above every failing one, whose head `default_head` (C) starts at 0; the shipped list ends
+    with a default, so the relaxed model has one too (the official code has none).
     """
 
     def __init__(
@@ -34,7 +41,8 @@ class RuleSelector(nn.Module):
         n_rules: int,
         n_classes: int,
         generator: torch.Generator,
-        head_init: float = 0.5,
+        head_init: float = 10.0,
+        default_rule: bool = True,
     ):
         super().__init__()
         self.order = nn.Parameter(torch.rand(n_rules, generator=generator))
@@ -42,18 +50,24 @@ class RuleSelector(nn.Module):
         heads = torch.zeros(n_classes, n_rules)
         heads[torch.arange(n_rules) % n_classes, dealt] = head_init
         self.heads = nn.Parameter(heads)
+        self.default_head = nn.Parameter(torch.zeros(n_classes)) if default_rule else None
 
     def forward(
         self, rules: torch.Tensor, temperature: float, generator: torch.Generator | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """rules (batch, R) -> (logits (batch, C), selection a (batch, R)); Gumbel noise from
-        `generator`, none when it is None (the relaxed model's own prediction)."""
+        """rules (batch, R) -> (logits (batch, C), selection a (batch, R + 1 with the default rule
+        last, else R)); Gumbel noise from `generator`, none when it is None (the relaxed model's
+        own prediction)."""
         scores = rules * priorities(self.order)
+        heads = self.heads
+        if self.default_head is not None:  # always true, below every rule's priority
+            scores = torch.cat([scores, scores.new_full((len(scores), 1), DEFAULT_SCORE)], dim=1)
+            heads = torch.cat([heads, self.default_head[:, None]], dim=1)
         if generator is None:
             selection = torch.softmax(scores / temperature, dim=-1)
         else:
             selection = gumbel_select(scores, temperature, generator)
-        return selection @ self.heads.T, selection
+        return selection @ heads.T, selection
 
 
 def support_penalty(

@@ -20,14 +20,36 @@ def soft_interval(
     return torch.exp(-torch.logaddexp(below, (x - beta) / temperature))
 
 
-class IntervalPredicates(nn.Module):
-    """One interval per (rule, feature); cut points start at each feature's (min, max)."""
+def weighted_quantile(x: torch.Tensor, weight: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """Per column of `x` (n, d), the smallest value whose weighted CDF reaches q (d, k): numpy's
+    "inverted_cdf" quantile with row weights, so integer weights act as repeated rows."""
+    values, order = x.sort(dim=0)
+    w = weight.double()[order]
+    cdf = w.cumsum(dim=0) / w.sum(dim=0)  # (n, d)
+    index = torch.searchsorted(cdf.T.contiguous(), q.double().contiguous())  # (d, k)
+    return values.gather(0, index.clamp_max(len(x) - 1).T)  # (k, d)
 
-    def __init__(self, lower: torch.Tensor, upper: torch.Tensor, n_rules: int, temperature: float):
+
+def initial_cut_points(
+    x: torch.Tensor, weight: torch.Tensor, n_rules: int, spread: float, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(α, β), each (rules, features): α at the u-quantile and β at the (1−u')-quantile of each
+    feature, u, u' ~ U(0, spread) drawn per rule and feature, so every rule starts as a box
+    around most of the data, but a different box. spread = 0 gives the official start: every
+    rule at each feature's (min, max), so that rules answering the same class start identical
+    and stay near-duplicates."""
+    u = torch.rand(2, x.shape[1], n_rules, generator=generator) * spread
+    return weighted_quantile(x, weight, u[0]), weighted_quantile(x, weight, 1 - u[1])
+
+
+class IntervalPredicates(nn.Module):
+    """One interval α < x < β per (rule, feature), from the (rules, features) cut points given."""
+
+    def __init__(self, lower: torch.Tensor, upper: torch.Tensor, temperature: float):
         super().__init__()
         # (rules, features) each; α ≤ β kept by sort_cut_points after every step
-        self.alpha = nn.Parameter(lower.expand(n_rules, -1).clone())
-        self.beta = nn.Parameter(upper.expand(n_rules, -1).clone())
+        self.alpha = nn.Parameter(lower.clone())
+        self.beta = nn.Parameter(upper.clone())
         self.temperature = temperature
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
