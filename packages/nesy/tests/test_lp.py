@@ -76,7 +76,7 @@ def test_count_band_adds_the_marginals_error():
     se = np.full(10, 0.01)
     assert np.all(count_band(R50, 1000, se) > count_band(R50, 1000))
     assert count_band(np.full(10, 0.1), 10, z=100.0) == pytest.approx(np.full(10, 10.0))  # ≤ n
-    assert count_band(np.full(10, 0.0), 10) == pytest.approx(np.full(10, 0.99))  # the floor
+    assert count_band(np.eye(10)[0], 10) == pytest.approx(np.full(10, 0.99))  # the floor
 
 
 def test_the_lp_keeps_a_good_classifiers_labels_where_the_official_band_relabels():
@@ -100,3 +100,13 @@ def test_the_lp_keeps_a_good_classifiers_labels_where_the_official_band_relabels
     mean = {k: float(np.mean(v)) for k, v in accuracy.items()}
     assert mean["ours"] >= mean["none"] - 0.01, mean
     assert mean["official"] < mean["none"] - 0.03, mean
+
+
+def test_bad_bands_are_named():
+    log_probs = np.log(np.full((2, 2, 3), 1 / 3))
+    with pytest.raises(ValueError, match="band"):
+        pseudo_labels(max_of(2, 3), log_probs, [1, 2], np.full(3, 1 / 3), band=-1.0)
+    with pytest.raises(ValueError, match="n"):
+        count_band(np.full(3, 1 / 3), 0)
+    with pytest.raises(ValueError, match="marginal"):
+        count_band([0.5, 0.6], 10)
