@@ -5,9 +5,13 @@ import numpy as np
 import pytest
 import torch
 from paperplug_neurules import (
+    Condition,
     NeuRulesClassifier,
+    Rule,
+    RuleList,
     RuleSelector,
     initial_cut_points,
+    prune_conditions,
     weighted_quantile,
 )
 from paperplug_neurules.ordering import DEFAULT_SCORE
@@ -101,3 +105,21 @@ def test_one_rule_per_class_learns_eight_octants(seed):
     assert clf.score(X_test, y_test) >= 0.93
     before = NeuRulesClassifier(head_init=0.5, freeze_heads=0.0, **fit).fit(X, y)
     assert before.score(X_test, y_test) < 0.8
+
+
+def test_pruning_drops_only_conditions_that_decide_no_training_label():
+    """A start inside the data leaves cut points on features a rule does not need; a condition
+    whose removal changes no training row's label goes, a needed one stays, and the list's
+    answers on the training rows are unchanged."""
+    X = np.random.default_rng(0).uniform(size=(400, 3))
+    classes = (0, 1)
+    c = lambda f, lo, hi: Condition(f, f"x{f}", lo, hi)  # noqa: E731
+    first = Rule((c(0, 0.5, np.inf), c(2, 0.01, np.inf)), 1, (0.1, 0.9), 2.0, 0.0)
+    second = Rule((c(0, 0.4, np.inf),), 1, (0.2, 0.8), 1.0, 0.0)  # answers 1 where x2 hid
+    rules = RuleList((first, second), 0, (0.6, 0.4), classes)
+    pruned = prune_conditions(rules, X)
+    assert [str(r) for r in pruned.rules] == ["x0 > 0.5", "x0 > 0.4"]
+    np.testing.assert_array_equal(pruned.predict(X), rules.predict(X))
+    needed = RuleList((Rule((c(0, 0.5, np.inf), c(1, 0.3, np.inf)), 1, (0.1, 0.9), 2.0, 0.0),),
+                      0, (0.6, 0.4), classes)  # fmt: skip
+    assert prune_conditions(needed, X).rules == needed.rules

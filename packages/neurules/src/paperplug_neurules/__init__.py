@@ -14,6 +14,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "Rule": ".extraction",
         "RuleList": ".extraction",
         "extract_rule_list": ".extraction",
+        "prune_conditions": ".extraction",
         "Conjunctions": ".conjunction",
         "harmonic_and": ".conjunction",
         "NeuralRuleList": ".network",

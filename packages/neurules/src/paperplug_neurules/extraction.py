@@ -13,7 +13,7 @@ answers with the Laplace-smoothed class frequencies of the training rows no rule
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -131,6 +131,41 @@ def readable_threshold(value: float, below: float, above: float, spread: float) 
     return value
 
 
+def prune_conditions(rule_list: RuleList, X: np.ndarray) -> RuleList:
+    """Drop, rule by rule and condition by condition, every condition whose removal changes
+    the label of no row of `X` (the training rows), keeping one condition a rule at least:
+    the same answers on those rows, a shorter list. Cut points that training left inside the
+    data on a feature the rule does not need (a start at a quantile) go this way."""
+    rules = rule_list.rules
+    holds = [[c.holds(X) for c in r.conditions] for r in rules]
+    codes = [int(np.argmax(r.proba)) for r in rules]
+    default = int(np.argmax(rule_list.default_proba))
+
+    def labels(fires: list[np.ndarray]) -> np.ndarray:
+        out, open_rows = np.full(len(X), default), np.ones(len(X), dtype=bool)
+        for fire, code in zip(fires, codes, strict=True):
+            out[open_rows & fire] = code
+            open_rows &= ~fire
+        return out
+
+    kept = [list(range(len(h))) for h in holds]
+    fires = [np.logical_and.reduce(h) if h else np.ones(len(X), dtype=bool) for h in holds]
+    reference = labels(fires)
+    for j in range(len(rules)):
+        for k in list(kept[j]):
+            if len(kept[j]) == 1:
+                break
+            rest = [i for i in kept[j] if i != k]
+            trial = np.logical_and.reduce([holds[j][i] for i in rest])
+            if np.array_equal(labels([*fires[:j], trial, *fires[j + 1 :]]), reference):
+                kept[j], fires[j] = rest, trial
+    pruned = tuple(
+        replace(r, conditions=tuple(r.conditions[i] for i in keep))
+        for r, keep in zip(rules, kept, strict=True)
+    )
+    return replace(rule_list, rules=pruned)
+
+
 def _gap(values: np.ndarray, cut: float) -> tuple[float, float]:
     """The sorted distinct training values just below and just above `cut` (±inf at the ends);
     an empty gap where `cut` is itself a training value."""
@@ -152,13 +187,16 @@ def extract_rule_list(
     X_train: np.ndarray,
     y_train: np.ndarray,
     sample_weight: np.ndarray | None = None,
+    prune: bool = True,
 ) -> RuleList:
     """Read the hard rule list off a trained network; `y_train` holds class indices.
 
     A cut at or beyond the training range becomes ±inf (the condition is dropped); the others
     become the shortest decimal between the same two training values (`readable_threshold`),
-    so training rows are decided exactly as by the network's cut points. A rule that answers
-    no training row (an empty interval, or shadowed by the rules before it) is left out.
+    so training rows are decided exactly as by the network's cut points. With `prune`, the
+    conditions that decide no training row's label are dropped (`prune_conditions`). A rule
+    that answers no training row (an empty interval, or shadowed by the rules before it) is
+    left out.
     """
     weight = np.ones(len(X_train)) if sample_weight is None else np.asarray(sample_weight, float)
     with torch.no_grad():
@@ -197,6 +235,9 @@ def extract_rule_list(
         uncovered = draft.decide(X_train) == len(rules)
         counts = np.bincount(y_train[uncovered], weight[uncovered], minlength=len(classes)) + 1.0
         default_proba = tuple(float(v) for v in counts / counts.sum())
+    draft = RuleList(tuple(rules), None, default_proba, tuple(classes))
+    if prune:
+        rules = list(prune_conditions(draft, X_train).rules)
     decided = RuleList(tuple(rules), None, default_proba, tuple(classes)).decide(X_train)
     support = np.bincount(decided, weight, minlength=len(rules) + 1) / weight.sum()
     rules = [  # a rule that answers no training row is left out: no row stands behind it
