@@ -7,6 +7,7 @@ judge and isolator on a small sample, and the replay of the official recorded ru
 
 make bench PKG=drift                      # everything (about 25 min on a busy 2-core CPU)
 python bench/run.py --suites banking --no-smollm2 --no-held-out   # a quick look
+make bench PKG=drift ARGS="--sections isolation --detectors cues,learned,both"  # the isolators
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from paperplug_drift.embedded import ALL_SUITES, LABELS, oracle_drift, query_dri
 
 from paperplug.harness import progress, single_thread, table
 
+ISOLATION_SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4")
 HELD_OUT = ("direct", "ignore_previous", "system_message", "injecagent")
 PAPER = "paper (gpt-4o-mini, LLM plan, real agent): benign utility 58.48, utility under attack 47.91, ASR 1.29 (mean over the 4 suites)"
 
@@ -107,37 +109,76 @@ def main_table(suites, attacks, out):
     print(PAPER + "; not reproducible offline (no gpt-4o-mini here).")
 
 
-def isolation(out):
-    """The isolator on the isolation corpus, per split: dev (tuned on), test (held out from the
-    first round of tuning), fresh, fresh2 (each measured once, then used), fresh3 (measured
-    once, never tuned on)."""
+def isolation(out, detectors=("cues",), splits=ISOLATION_SPLITS):
+    """Each isolator detector on the isolation corpus, per split: dev (tuned on), test (held out
+    from the first round of tuning), fresh, fresh2 (each measured once, then used), fresh3
+    (measured once, never tuned on), fresh4 (written before the learned detector, never tuned
+    on). The learned detector was trained on dev, test, fresh and fresh2; fresh3 shares its
+    goals with them, fresh4 has its own."""
     from paperplug_drift.corpus import load_corpus, rates, score_isolation
     from paperplug_drift.isolator import InjectionIsolator
 
     data = Path(__file__).resolve().parents[1] / "tests" / "data" / "isolation"
     records = [r for f in sorted(data.glob("corpus*.jsonl")) for r in load_corpus(f)]
-    iso = InjectionIsolator()
-    start = time.perf_counter()
-    report = score_isolation(lambda q, r: iso.isolate(q, r).result, records)
-    seconds = time.perf_counter() - start
+    records = [r for r in records if r["split"] in splits]
     rows = []
-    for split in ("dev", "test", "fresh", "fresh2", "fresh3"):
-        part, pct = report[split], rates(report[split])
-        rows.append(
-            [
-                split,
-                f"{pct['detected']:.2f} ({part['detected']}/{part['injected']})",
-                f"{pct['obfuscated_detected']:.2f} ({part['obfuscated_detected']}/{part['obfuscated']})",
-                f"{pct['clean_kept']:.2f} ({part['clean_units_kept']}/{part['clean_units']})",
-                f"{pct['benign_changed']:.2f} ({part['benign_changed']}/{part['benign']})",
-                f"{part['clean_changed']}/{part['clean']}",
-            ]
+    for name in detectors:
+        iso = InjectionIsolator(name)
+        if name != "cues":  # the embedder loads once, outside the timing; its cache starts empty
+            iso.isolate("warm-up", "Load the embedder.")
+            iso.detectors[0].embedder.clear_cache()
+        with warnings.catch_warnings(record=True) as near:
+            warnings.simplefilter("always")
+            start = time.perf_counter()
+            report = score_isolation(lambda q, r, iso=iso: iso.isolate(q, r).result, records)
+            seconds = time.perf_counter() - start
+        near = [w for w in near if w.category.__name__ == "NearThresholdWarning"]
+        uncached = None
+        if name != "cues":  # each result alone, as an agent meets them: no sentence cached
+            alone = [r for r in records if r["split"] == splits[-1]]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                start = time.perf_counter()
+                for r in alone:
+                    iso.detectors[0].embedder.clear_cache()
+                    iso.isolate(r["query"], r["result"])
+                uncached = 1000 * (time.perf_counter() - start) / len(alone)
+        for split in splits:
+            part, pct = report[split], rates(report[split])
+            rows.append(
+                [
+                    name,
+                    split,
+                    f"{pct['detected']:.2f} ({part['detected']}/{part['injected']})",
+                    f"{pct['obfuscated_detected']:.2f} ({part['obfuscated_detected']}/{part['obfuscated']})",
+                    f"{pct['clean_kept']:.2f} ({part['clean_units_kept']}/{part['clean_units']})",
+                    f"{pct['benign_changed']:.2f} ({part['benign_changed']}/{part['benign']})",
+                    f"{part['clean_changed']}/{part['clean']}",
+                ]
+            )
+            out["isolation"].append({"detector": name, "split": split, **part, **pct})
+        out["isolation_cost"][name] = {
+            "results": len(records),
+            "seconds": seconds,
+            "near_threshold_warnings": len(near),
+            "ms_per_result_uncached": uncached,
+        }
+        alone = (
+            f", sentences cached by text across results; {uncached:.1f} ms a result of "
+            f"{splits[-1]} with none cached"
+            if uncached
+            else ""
         )
-        out["isolation"].append({"split": split, **part, **pct})
+        print(
+            f"  {name}: {len(records)} results in {seconds:.1f} s ({1000 * seconds / len(records):.1f} ms each"
+            f"{alone}), {len(near)} near-threshold warnings",
+            flush=True,
+        )
     print(
         table(
             rows,
             [
+                "detector",
                 "split",
                 "injections detected %",
                 "obfuscated detected %",
@@ -146,9 +187,6 @@ def isolation(out):
                 "clean results changed",
             ],
         )
-    )
-    print(
-        f"  {len(records)} results in {seconds:.1f} s ({1000 * seconds / len(records):.1f} ms each)"
     )
 
 
@@ -463,6 +501,12 @@ def main() -> None:
     )
     parser.add_argument("--no-smollm2", action="store_true")
     parser.add_argument(
+        "--detectors",
+        default="cues",
+        help="isolation section: cues, learned, both (comma-separated; learned needs [learned])",
+    )
+    parser.add_argument("--splits", default=",".join(ISOLATION_SPLITS))
+    parser.add_argument(
         "--official-runs",
         default=None,
         help="runs/gpt-4o-mini-2024-07-18 of a SaFoLab-WISC/DRIFT checkout; default: the package's test data",
@@ -485,7 +529,7 @@ def main() -> None:
             "official",
         )
     }
-    out["residual"] = {}
+    out["residual"], out["isolation_cost"] = {}, {}
     print(
         "agent: scripted (follows the user task, obeys injected orders); DRIFT core: oracle plan, name-heuristic privileges, StrictJudge, heuristic isolator; 0 LLM calls\n"
     )
@@ -496,8 +540,8 @@ def main() -> None:
         sections.discard("smollm2")
     detail = [s for s in args.detail_suites.split(",") if s in suites]
     if "isolation" in sections:
-        print("== the isolator on the isolation corpus (heuristic detector, no LLM)", flush=True)
-        isolation(out)
+        print("== the isolator on the isolation corpus (no LLM)", flush=True)
+        isolation(out, args.detectors.split(","), args.splits.split(","))
     if "main" in sections:
         print("\n== DRIFT beside AgentDojo's offline defenses", flush=True)
         main_table(suites, attacks, out)

@@ -40,6 +40,7 @@ class TestContract(DefenseContract):
         "planner": ["oracle"],
         "config": [{"max_iters": 0}],
         "drift": ["drift"],
+        "detector": ["regex", 42],
     }
 
     @pytest.fixture

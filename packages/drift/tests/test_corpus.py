@@ -4,7 +4,9 @@ detected >= 98% (obfuscated ones too), clean content kept >= 99%, benign look-al
 <= 2%, clean results never changed, every result kept in its type. The goals hold on the
 splits the cues were tuned on or generalised from (dev, test, fresh, fresh2); on fresh3,
 written after the detector was frozen and never tuned on, detection is far below them (its
-measured level is held here so that it cannot silently get worse)."""
+measured level is held here so that it cannot silently get worse), and on fresh4 (new
+wrappers and new goals) the cues find almost nothing: tests/test_learned.py measures the
+learned stage there."""
 
 import json
 from pathlib import Path
@@ -18,7 +20,8 @@ from paperplug_drift.formats import parse_result
 DATA = Path(__file__).parent / "data" / "isolation"
 RECORDS = load_corpus(DATA / "corpus.jsonl")
 HELD_OUT = {
-    name: load_corpus(DATA / f"corpus_{name}.jsonl") for name in ("fresh", "fresh2", "fresh3")
+    name: load_corpus(DATA / f"corpus_{name}.jsonl")
+    for name in ("fresh", "fresh2", "fresh3", "fresh4")
 }
 EVERY = RECORDS + [r for records in HELD_OUT.values() for r in records]
 
@@ -29,7 +32,8 @@ def test_the_shipped_corpus_is_what_its_templates_build():
     assert build_corpus(templates, seed=1) != RECORDS  # the seed draws the records
     for name, records in HELD_OUT.items():
         fresh = json.loads((DATA / f"templates_{name}.json").read_text(encoding="utf-8"))
-        built = build_corpus(fresh, seed=0, holdout=name, goals=templates["goals"])
+        goals = None if "goals" in fresh else templates["goals"]  # fresh4 has its own goals
+        built = build_corpus(fresh, seed=0, holdout=name, goals=goals)
         assert built == records and {r["split"] for r in built} == {name}
 
 
@@ -79,3 +83,10 @@ def test_on_phrasings_never_tuned_on_detection_falls_far_short(report):
     assert got["detected"] == pytest.approx(100 * 63 / 144)  # 43.8%: the goal is missed
     assert got["clean_kept"] >= 98.9 and got["benign_changed"] <= 2.5  # 1383/1397 kept
     assert report["fresh3"]["clean_changed"] == 0 and report["fresh3"]["type_kept"]
+
+
+def test_on_new_goals_and_wrappers_the_cues_find_almost_nothing(report):
+    got = rates(report["fresh4"])  # written before the learned detector: new wrappers and goals
+    assert got["detected"] == pytest.approx(100 * 10 / 144)  # 6.9%
+    assert got["clean_kept"] >= 99.7 and got["benign_changed"] <= 2.5  # 1529/1533, 1/40
+    assert report["fresh4"]["clean_changed"] == 0 and report["fresh4"]["type_kept"]

@@ -7,5 +7,5 @@ from paperplug.testing import ReadmeContract
 
 class TestReadme(ReadmeContract):
     readme = Path(__file__).parents[1] / "README.md"
-    blocks = 5
-    outputs = 1
+    blocks = 6
+    outputs = 2

@@ -3,7 +3,8 @@ LLM agents: Secure Planner, Dynamic Validator, Injection Isolator.
 
 The public API is imported lazily: the plugin entry point imports this package, and listing
 plugins must not import torch or AgentDojo. The AgentDojo adapter and the scripted agent need
-the `[agentdojo]` extra: `pip install 'paperplug-drift[agentdojo]'`.
+the `[agentdojo]` extra: `pip install 'paperplug-drift[agentdojo]'`; the learned detector
+(`LearnedDetector`, `detector="learned"` or `"both"`) the `[learned]` extra.
 """
 
 from paperplug import lazy_exports
@@ -31,6 +32,10 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "HeuristicDetector": ".heuristics",
         "InjectionIsolator": ".isolator",
         "Isolation": ".isolator",
+        "LearnedDetector": ".learned",
+        "MiniLMEmbedder": ".learned",
+        "NearThresholdWarning": ".learned",
+        "UnitClassifier": ".learned",
         "LLMDetector": ".isolator",
         "remove_instruction": ".isolator",
         "normalize": ".normalize",
@@ -53,7 +58,11 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "StrictJudge": ".validator",
         "check_node": ".validator",
     },
-    optional=(  # the [agentdojo] extra's
+    optional=(  # the [agentdojo] and [learned] extras'
+        "LearnedDetector",
+        "MiniLMEmbedder",
+        "NearThresholdWarning",
+        "UnitClassifier",
         "AgentDojoOracle",
         "DriftElement",
         "DriftToolsLoop",

@@ -41,7 +41,9 @@ def _is_call(payload: Any) -> bool:
 class DriftDefense:
     """`DriftDefense(model, tools)`: every stage on `model`; `DriftDefense(tools=..., plan=...)`
     or `planner=` (a planner, or "query" for the LLM-free `QueryPlanner`): the LLM-free core.
-    `drift=` takes a configured `Drift` instead."""
+    `drift=` takes a configured `Drift` instead. `detector` picks the isolator's detector
+    ("cues", "learned", "both", or a detector object; default: the model's LLM detector, or
+    the cues without a model)."""
 
     stage = "tool"
     name = "drift"
@@ -55,6 +57,7 @@ class DriftDefense:
         planner: Any = None,
         drift: Drift | None = None,
         config: DriftConfig | None = None,
+        detector: Any = None,
     ) -> None:
         if plan is not None:
             check_type(plan, "plan", Plan)
@@ -63,7 +66,7 @@ class DriftDefense:
         if drift is not None:
             self.drift = check_type(drift, "drift", Drift)
         else:
-            self.drift = Drift(model, planner=planner, config=config)
+            self.drift = Drift(model, planner=planner, detector=detector, config=config)
         if plan is None and self.drift.planner is None:
             raise ValueError("DriftDefense needs a model, a planner or a plan")
         self.specs = tool_specs(tools) if tools is not None else []

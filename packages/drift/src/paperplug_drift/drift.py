@@ -83,7 +83,8 @@ class Drift:
     does; without one, the LLM-free core: name-heuristic privileges, `StrictJudge`, the
     `HeuristicDetector` isolator, and a plan you pass (`oracle_plan`, your own) or a
     `planner` object with `plan(query, tools, **context)`. Any stage can be overridden;
-    `detector` may be a list (`[HeuristicDetector(), LLMDetector(model)]`: both)."""
+    `detector` may be a list (`[HeuristicDetector(), LLMDetector(model)]`: both) or a name:
+    "cues", "learned" or "both" (the MiniLM unit classifier; `[learned]` extra)."""
 
     def __init__(
         self,

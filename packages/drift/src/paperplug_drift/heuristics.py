@@ -372,11 +372,18 @@ class HeuristicDetector:
         return [text[a:b] for a, b in injected_spans(text)]
 
 
-def injected_spans(text: str) -> list[tuple[int, int]]:
-    """The original spans of `text` that hold injected instructions (merged, in order)."""
-    cues = _cue_spans(text)
+def injected_spans(
+    text: str, cues: list[tuple[int, int]] | None = None, *, tags: bool = True
+) -> list[tuple[int, int]]:
+    """The original spans of `text` that hold injected instructions (merged, in order), grown
+    from `cues` (original spans; None: this module's cues) by the rules of the module's
+    docstring. `tags=False` drops the rule that a suspicious tagged block is a cue by itself
+    (for the learned detector, whose cues come from its classifier alone)."""
+    cues = _cue_spans(text) if cues is None else cues
     view = normalize_map(text)
-    blocks = [b for b in BLOCK.finditer(view.text) if cues or SUSPICIOUS_TAG.match(b.group())]
+    blocks = [
+        b for b in BLOCK.finditer(view.text) if cues or (tags and SUSPICIOUS_TAG.match(b.group()))
+    ]
     if not cues and not blocks:
         return []
     fragment = _Field(text, view)
@@ -385,8 +392,10 @@ def injected_spans(text: str) -> list[tuple[int, int]]:
     for block in blocks:
         a, b = view.span(*block.span())
         inside = [k for k, (s, e) in enumerate(fragment.spans) if a <= s and e <= b]
-        suspicious = SUSPICIOUS_TAG.match(block.group()) and any(
-            instruction_like(fragment.norm[k]) for k in inside
+        suspicious = (
+            tags
+            and SUSPICIOUS_TAG.match(block.group())
+            and any(instruction_like(fragment.norm[k]) for k in inside)
         )
         if inside and (any(a < ce and cs < b for cs, ce in cues) or suspicious):
             injected.update(inside)

@@ -9,7 +9,8 @@ in its own format and type: what is not injected is kept, a dict stays a dict.
 
 Detectors: `LLMDetector` (the paper's; any ChatModel) reads the whole result once
 (`scope = "result"`); `HeuristicDetector` (no LLM) reads each field (`scope = "field"`).
-Give several to combine them: `InjectionIsolator([HeuristicDetector(), LLMDetector(m)])`.
+Give several to combine them: `InjectionIsolator([HeuristicDetector(), LLMDetector(m)])`;
+`InjectionIsolator("learned")` or `("both")` uses the MiniLM unit classifier (`learned.py`).
 Removal is exact where the detector copied the text, else tolerant of whitespace, escapes and
 Unicode tricks. When something was detected but nothing could be removed, the whole-result
 detectors run once more (`mask_limitation=1`).
@@ -25,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperplug import ChatModel
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_choice, check_scalar, check_type
+from paperplug.extras import requires_extra
 from paperplug_drift.calls import extract_tag
 from paperplug_drift.formats import parse_result
 from paperplug_drift.normalize import normalize_map
@@ -161,11 +163,22 @@ class Isolation:
         return out | {"text": self.text}
 
 
-def _as_detectors(detector: Any) -> list[Any]:
-    if detector is None:
-        from paperplug_drift.heuristics import HeuristicDetector
+DETECTORS = ("cues", "learned", "both")
 
-        return [HeuristicDetector()]
+
+def _as_detectors(detector: Any) -> list[Any]:
+    """The detector objects of `detector`: None or "cues" (the hand-written cues), "learned"
+    (the unit classifier, `[learned]` extra), "both" (either finds), an object or a list."""
+    if detector is None or isinstance(detector, str):
+        check_choice("cues" if detector is None else detector, "detector", DETECTORS)
+        if detector in (None, "cues"):
+            from paperplug_drift.heuristics import HeuristicDetector
+
+            return [HeuristicDetector()]
+        with requires_extra("paperplug-drift", "learned", f"detector={detector!r}"):
+            from paperplug_drift.learned import LearnedDetector
+
+        return [LearnedDetector(cues=detector == "both")]
     detectors = list(detector) if isinstance(detector, (list, tuple)) else [detector]
     for k, d in enumerate(detectors):
         if not callable(getattr(d, "detect", None)):
@@ -178,7 +191,8 @@ def _as_detectors(detector: Any) -> list[Any]:
 
 class InjectionIsolator:
     """`isolate(query, result) -> Isolation` with one detector or several (a list: what any of
-    them finds is removed). A detector has `detect(query, text)` returning the injected
+    them finds is removed); `detector` may also name one: "cues" (the default), "learned" or
+    "both" (the MiniLM unit classifier alone or with the cues; `[learned]` extra). A detector has `detect(query, text)` returning the injected
     passages (a list of strings, or None when its answer could not be parsed) and a `scope`:
     "field" (called on each field of the result) or "result" (once on the whole result; the
     default for a detector without one).
