@@ -118,7 +118,8 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
     def fit(
         self, X, y, sample_weight=None, *, feature_names: Sequence[str] | None = None
     ) -> NeuRulesClassifier:
-        """Learn the relaxed rule list, then extract the hard list `rule_list_`.
+        """Learn the relaxed rule list, then extract the hard list `rule_list_` (conditions that
+        decide no training row's label pruned).
 
         `sample_weight` (and `class_weight`) weigh each row's cross-entropy, its share of the
         support penalty, the standardisation, the default rule and the reported supports; a

@@ -4,10 +4,11 @@ Rule j keeps the features with w_ji > 0 as conditions α < x < β, mapped back t
 standardisation; a cut point beyond the training range becomes ±∞ (the condition is
 vacuous there), and the others the shortest decimal that decides every training row as the
 cut point does. Thresholds print exactly (`repr`), so the printed list and `predict` are the
-same function everywhere, whatever the features' offset and spread. Rules
-are tried by descending priority; the first that fires answers with softmax(H[:, j]). The
-official code has no default rule (uncovered rows fall to class 0); here the default
-answers with the Laplace-smoothed class frequencies of the training rows no rule covers.
+same function everywhere, whatever the features' offset and spread. Conditions that decide
+no training row's label are pruned. Rules are tried by descending priority; the first that
+fires answers with softmax(H[:, j]). The official code has no default rule (uncovered rows
+fall to class 0); here the default answers with the Laplace-smoothed class frequencies of
+the training rows no rule covers.
 """
 
 from __future__ import annotations
