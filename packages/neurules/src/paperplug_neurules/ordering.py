@@ -30,7 +30,7 @@ class RuleSelector(nn.Module):
     random order, are dealt to the classes in turn, and H[c, j] = `head_init` for rule j's class
     c, 0 elsewhere, so every class has rules pulling for it from the first step (the official
     code keeps this initialisation, at 10, commented out, and runs nn.Linear's default, whose
-    logits are at most 1/√R: too flat for the cross-entropy to steer the rules).
+    logits stay within ±1/√R; heads at 0.5 were measured too flat to steer the rules).
     `default_rule`: an always-true rule with score DEFAULT_SCORE, below every firing rule and
     above every failing one, whose head `default_head` (C) starts at 0; the shipped list ends
     with a default, so the relaxed model has one too (the official code has none).
