@@ -148,19 +148,19 @@ def fit_dual(
     ia = np.array([pos_a[tuple(i for i in s if i < n_a)] for s in lookup])
     ib = np.array([pos_b[tuple(i - n_a for i in s if i >= n_a)] for s in lookup])
     full = len(lookup) == len(basis_a) * len(basis_b)  # a full product: image × text only
-    if p is not None:
+    gram = None if full else gram_a[np.ix_(ia, ia)] * gram_b[np.ix_(ib, ib)]
+    if p is not None and (full or len(lookup) <= COVERAGE_CHECK_MAX):
         if full:  # G = G_a ⊗ G_b against G*_a ⊗ G*_b: the generalised eigenvalues multiply
-            lam = coverage(gram_a, exact_gram(basis_a, ca.shape[1], p)) * coverage(
-                gram_b, exact_gram(basis_b, cb.shape[1], p)
-            )
-            _warn_if_poorly_covered(lam, len(lookup), p, dual=(len(basis_a), len(basis_b), full))
-        elif len(lookup) <= COVERAGE_CHECK_MAX:
-            gram = gram_a[np.ix_(ia, ia)] * gram_b[np.ix_(ib, ib)]
+            lam = coverage(gram_a, exact_gram(basis_a, ca.shape[1], p))
+            lam *= coverage(gram_b, exact_gram(basis_b, cb.shape[1], p))
+        else:
             lam = coverage(gram, exact_gram(lookup, ca.shape[1] + cb.shape[1], p))
-            _warn_if_poorly_covered(lam, len(lookup), p, dual=(len(basis_a), len(basis_b), full))
+        fix = f"raise budget_a to ≥ {4 * len(basis_a)} and budget_b to ≥ {4 * len(basis_b)} "
+        fix += "(4 x each modality's part of the lookup)"
+        fix += "" if full else " or fit the image x text lookup"
+        _warn_if_poorly_covered(lam, len(lookup), p, "the cross-modal estimator", fix, stack=4)
     if full:
         return kron_solve(gram_a, gram_b, cross)[ia, ib]
-    gram = gram_a[np.ix_(ia, ia)] * gram_b[np.ix_(ib, ib)]
     return solve_normal(gram, cross[ia, ib])
 
 
@@ -313,7 +313,9 @@ def approximate(
     exact = len(sample.coalitions) >= 2**n if n < 62 else False
     if mode == "banzhaf" and not exact and len(lookup) <= min(len(values), COVERAGE_CHECK_MAX):
         lam = coverage(equations.gram, exact_gram(lookup, n, p))
-        _warn_if_poorly_covered(lam, len(lookup), p)
+        fix = f"raise budget to ≥ {4 * len(lookup)} (4 x the interactions) or, for a dual "
+        fix += "encoder, use the cross-modal estimator"
+        _warn_if_poorly_covered(lam, len(lookup), p, "joint sampling", fix, stack=3)
     return _result(
         game,
         phi,
@@ -328,30 +330,20 @@ def approximate(
     )
 
 
-def _warn_if_poorly_covered(
-    lam: float, m: int, p: float, *, dual: tuple[int, int, bool] | None = None
-) -> None:
+def _warn_if_poorly_covered(lam: float, m: int, p: float, what: str, fix: str, stack: int):
     """Warn when λ_min(G, G*) < COVERAGE_WARN: the sample solves the regression but inflates
     the variance along its weakest direction by 1 / λ (joint sampling, 9 × 10 players: MSE
     0.97 at 200 coalitions for 191 terms, 0.015 at 764; the cross-modal estimator on the same
-    game: MSE 28–490 at 46 × 56 coalitions for 46 and 56 basis terms, 0.004 at 4 ×)."""
+    game: MSE 28–490 at 46 × 56 coalitions for 46 and 56 basis terms, 0.004 at 4 ×).
+    `stack` is the warning's stacklevel: the user's call into the estimator."""
     if lam >= COVERAGE_WARN:
         return
-    if dual is None:
-        what, fix = "joint sampling", f"raise budget to ≥ {4 * m} (4 x the interactions) or, "
-        fix += "for a dual encoder, use the cross-modal estimator"
-    else:
-        what = "the cross-modal estimator"
-        fix = f"raise budget_a to ≥ {4 * dual[0]} and budget_b to ≥ {4 * dual[1]} (4 x each "
-        fix += "modality's part of the lookup)" + (
-            "" if dual[2] else " or fit the image x text lookup"
-        )
     warnings.warn(
         f"{what} is ill-conditioned: the sampled coalitions cover the weakest direction of "
         f"the {m}-term regression {1 / max(lam, 1e-300):.3g}x less than Bernoulli({p}) does, "
         f"so the estimate's variance is inflated alike; {fix}",
         RuntimeWarning,
-        stacklevel=3 if dual is None else 4,  # the caller of approximate(_crossmodal)
+        stacklevel=stack,
     )
 
 
