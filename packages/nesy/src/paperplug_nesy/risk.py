@@ -10,25 +10,17 @@ with R_j = P(f(x) ≠ j | y = j), R_P the partial risk and R̄ = P(f(x) ≠ y) t
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from paperplug.checks import check_array, check_distribution, check_scalar
 from paperplug_nesy.symbolic import SymbolicFunction
 
 
-def _table(sigma: SymbolicFunction) -> np.ndarray:
-    """σ on every assignment, as an array of shape (C,)*M."""
-    values = [sigma(y) for y in itertools.product(range(sigma.C), repeat=sigma.M)]
-    return np.array(values).reshape((sigma.C,) * sigma.M)
-
-
 def detection_weights(sigma: SymbolicFunction, marginal: object) -> np.ndarray:
     """ω_j (C,): min over wrong labels k of Σ over positions i of the probability, over the
     other M−1 labels drawn from r, that σ's output changes when y_i = j is replaced by k."""
     r = check_distribution(marginal, "marginal", size=sigma.C)
-    table = _table(sigma)
+    table = sigma.table()
     C, M = sigma.C, sigma.M
     exposed = np.zeros((C, C))
     for i in range(M):
@@ -55,7 +47,7 @@ def partial_risk(sigma: SymbolicFunction, marginal: object, confusion: object) -
     joint = np.ones((1, 1))
     for _ in range(sigma.M):
         joint = np.kron(joint, A)  # P(y, ŷ) over all M instances, C-ary order
-    t = _table(sigma).ravel()
+    t = sigma.table().ravel()
     return float(joint[t[:, None] != t[None, :]].sum())
 
 

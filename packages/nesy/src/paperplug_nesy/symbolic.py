@@ -42,6 +42,13 @@ class SymbolicFunction:
             raise ValueError(f"{self.name} never outputs {s!r}; outputs are {self.outputs}")
         return self._proofs[s]
 
+    def table(self) -> np.ndarray:
+        """σ on every assignment, shape (C,)*M, from the proofs enumerated once at creation."""
+        out = np.empty((self.C,) * self.M, dtype=np.int64)
+        for s, proofs in self._proofs.items():
+            out[tuple(proofs.T)] = s
+        return out
+
     def index(self, s: object, name: str = "s") -> np.ndarray:
         """Positions of outputs `s` in `outputs` (raises naming `name` and an impossible output)."""
         lookup = {v: i for i, v in enumerate(self.outputs)}
