@@ -80,13 +80,7 @@ class RuleList:
 
     def decide(self, X: np.ndarray) -> np.ndarray:
         """Index of the rule that answers each row (len(rules) for the default)."""
-        answer = np.full(X.shape[0], len(self.rules))
-        open_rows = np.ones(X.shape[0], dtype=bool)
-        for j, rule in enumerate(self.rules):
-            hit = open_rows & rule.fires(X)
-            answer[hit] = j
-            open_rows &= ~hit
-        return answer
+        return first_firing([rule.fires(X) for rule in self.rules], X.shape[0])
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         table = np.array([r.proba for r in self.rules] + [self.default_proba])
@@ -132,6 +126,18 @@ def readable_threshold(value: float, below: float, above: float, spread: float) 
     return value
 
 
+def first_firing(fires: list[np.ndarray], n: int) -> np.ndarray:
+    """Per row, the index of the first rule whose mask `fires[j]` holds there (len(fires), the
+    default, where none does): a rule list's decision from its rules' firing masks."""
+    answer = np.full(n, len(fires))
+    open_rows = np.ones(n, dtype=bool)
+    for j, fire in enumerate(fires):
+        hit = open_rows & fire
+        answer[hit] = j
+        open_rows &= ~hit
+    return answer
+
+
 def prune_conditions(rule_list: RuleList, X: np.ndarray) -> RuleList:
     """Drop, rule by rule and condition by condition, every condition whose removal changes
     the label of no row of `X` (the training rows), keeping one condition a rule at least:
@@ -139,15 +145,12 @@ def prune_conditions(rule_list: RuleList, X: np.ndarray) -> RuleList:
     data on a feature the rule does not need (a start at a quantile) go this way."""
     rules = rule_list.rules
     holds = [[c.holds(X) for c in r.conditions] for r in rules]
-    codes = [int(np.argmax(r.proba)) for r in rules]
-    default = int(np.argmax(rule_list.default_proba))
+    codes = np.array(
+        [int(np.argmax(r.proba)) for r in rules] + [np.argmax(rule_list.default_proba)]
+    )
 
     def labels(fires: list[np.ndarray]) -> np.ndarray:
-        out, open_rows = np.full(len(X), default), np.ones(len(X), dtype=bool)
-        for fire, code in zip(fires, codes, strict=True):
-            out[open_rows & fire] = code
-            open_rows &= ~fire
-        return out
+        return codes[first_firing(fires, len(X))]
 
     kept = [list(range(len(h))) for h in holds]
     fires = [np.logical_and.reduce(h) if h else np.ones(len(X), dtype=bool) for h in holds]
