@@ -192,10 +192,10 @@ def _as_detectors(detector: Any) -> list[Any]:
 class InjectionIsolator:
     """`isolate(query, result) -> Isolation` with one detector or several (a list: what any of
     them finds is removed); `detector` may also name one: "cues" (the default), "learned" or
-    "both" (the MiniLM unit classifier alone or with the cues; `[learned]` extra). A detector has `detect(query, text)` returning the injected
-    passages (a list of strings, or None when its answer could not be parsed) and a `scope`:
-    "field" (called on each field of the result) or "result" (once on the whole result; the
-    default for a detector without one).
+    "both" (the MiniLM unit classifier alone or with the cues; `[learned]` extra). A detector
+    has `detect(query, text)` returning the injected passages (a list of strings, or None when
+    its answer could not be parsed) and a `scope`: "field" (called on each field of the
+    result) or "result" (once on the whole result; the default for a detector without one).
 
     An unparseable detection withholds the whole result when `fail_closed` (default; the
     official code treats it as nothing found)."""
