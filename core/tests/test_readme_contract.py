@@ -1,10 +1,11 @@
 """ReadmeContract runs a README's python blocks in order, in one namespace, in a scratch folder."""
 
 import os
+import random
 
 import pytest
 
-from paperplug.testing import ReadmeContract, output_mismatch
+from paperplug.testing import README_RNG_SEED, ReadmeContract, output_mismatch
 
 README = """# demo
 ```bash
@@ -121,3 +122,20 @@ def test_output_mismatch_ellipsis_spans_lines():
     assert output_mismatch("a\n...\nz", "a\nb\nc\nz") is None
     assert output_mismatch("x = 1.50", "x = 1.5") is None  # the same number
     assert output_mismatch("x = 1.5", "x = 1.6") is not None
+
+
+def _draws_readme() -> str:
+    """A README printing one unseeded draw, showing what README_RNG_SEED gives."""
+    first = random.Random(README_RNG_SEED).random()
+    return f"# draws\n```python\nimport random\n\nprint(random.random())\n```\n\n```text\n{first!r}\n```\n"
+
+
+def test_blocks_run_from_one_global_random_state_and_leave_the_callers(tmp_path, monkeypatch):
+    """Whatever earlier tests drew, the README draws the same; the caller's state comes back."""
+    monkeypatch.chdir(tmp_path)
+    contract = _contract(tmp_path, _draws_readme())
+    for earlier in (1, 2):
+        random.seed(earlier)
+        before = random.getstate()
+        contract.run_readme()
+        assert random.getstate() == before

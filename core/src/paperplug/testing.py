@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import importlib
+import importlib.util
 import inspect
 import io
 import json
@@ -215,7 +217,12 @@ class ReadmeContract:
     a python block is its expected output, compared as doctest does (`...` matches anything;
     numbers within `rtol`). Subclass with `readme = Path(__file__).parents[1] / "README.md"`;
     `blocks` pins how many python blocks there are and `outputs` how many show output, so a
-    block that stops matching the fence fails."""
+    block that stops matching the fence fails.
+
+    The blocks run from `README_RNG_SEED` in every global generator (`global_rngs_seeded`),
+    not from whatever state earlier tests left: the result no longer depends on test order,
+    and a printed figure that rests on an unseeded draw fails on every machine (a fresh
+    process starts elsewhere), not only on one that orders its tests differently."""
 
     readme: ClassVar[str | os.PathLike[str]]
     blocks: ClassVar[int | None] = None
@@ -235,18 +242,45 @@ class ReadmeContract:
         if self.outputs is not None:
             assert shown == self.outputs, f"{shown} blocks show output, expected {self.outputs}"
         namespace: dict[str, Any] = {"__name__": "__readme__"}
-        for i, (block, expected) in enumerate(examples):
-            printed = io.StringIO()
-            with contextlib.redirect_stdout(printed):
-                exec(compile(block, f"{self.readme} block {i + 1}", "exec"), namespace)
-            if expected is not None:
-                problem = output_mismatch(expected, printed.getvalue(), rtol=self.rtol)
-                assert problem is None, f"{self.readme} block {i + 1}: {problem}"
+        with global_rngs_seeded(README_RNG_SEED):
+            for i, (block, expected) in enumerate(examples):
+                printed = io.StringIO()
+                with contextlib.redirect_stdout(printed):
+                    exec(compile(block, f"{self.readme} block {i + 1}", "exec"), namespace)
+                if expected is not None:
+                    problem = output_mismatch(expected, printed.getvalue(), rtol=self.rtol)
+                    assert problem is None, f"{self.readme} block {i + 1}: {problem}"
         return namespace
 
     def test_readme_runs_as_written(self, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.chdir(tmp_path)
         self.run_readme()
+
+
+README_RNG_SEED = 20251202  # no fresh process starts here (torch's default seed is 67280421310721)
+
+
+@contextlib.contextmanager
+def global_rngs_seeded(seed: int) -> Iterator[None]:
+    """Run the body with random's, numpy's and torch's global generators (those installed)
+    seeded by `seed`, then give every one its earlier state back."""
+    for name in ("numpy", "torch"):
+        if name not in sys.modules and importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+    before = global_rng_state()
+    random.seed(seed)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(seed)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(before["random"])
+        if "numpy" in before:
+            sys.modules["numpy"].random.set_state(before["numpy"])
+        if "torch" in before:
+            sys.modules["torch"].random.set_rng_state(before["torch"])
 
 
 def global_rng_state() -> dict[str, Any]:
