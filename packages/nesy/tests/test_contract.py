@@ -14,7 +14,9 @@ class TestContract(TrainerContract):
         "epochs": [0, 1.5],
         "lr": [0.0],
         "val_fraction": [1.0, -0.1],
-        "marginal": ["gold", [0.5, 0.5]],
+        "marginal": ["gold", [0.5, 0.5], "naive"],
+        "naive_gamma": [(0.05,), (0.05, 1.5)],
+        "naive_epochs": [-1],
         "test_prior": ["balanced"],
         "lp_scope": ["epoch"],
     }

@@ -251,3 +251,20 @@ def test_fit_warns_when_the_marginal_is_poorly_identified():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the labels themselves (SUM-1): 300 labels pin it to 0.14
         NeSyImbalanceTrainer(sigma=sum_of(1, 10), M=1, **small).fit(bags[:, :1], y[:, 0])
+
+
+def test_the_naive_marginal_step_moves_toward_the_prediction_shares():
+    from paperplug_nesy import naive_marginal_update
+
+    logits = np.array([[2.0, 0.0, 1.0], [0.0, 3.0, 1.0], [5.0, 1.0, 0.0], [0.0, 0.0, 9.0]])
+    r = np.array([0.2, 0.3, 0.5])
+    before = r.copy()
+    # argmax classes 0, 1, 0, 2: shares (1/2, 1/4, 1/4)
+    assert np.allclose(naive_marginal_update(r, logits, 0.1), [0.23, 0.295, 0.475])
+    assert np.allclose(naive_marginal_update(r, logits, 0.0), r)
+    assert np.allclose(naive_marginal_update(r, logits, 1.0), [0.5, 0.25, 0.25])
+    assert np.array_equal(r, before)
+    with pytest.raises(ValueError, match="gamma"):
+        naive_marginal_update(r, logits, 1.5)
+    with pytest.raises(ValueError, match=r"logits must be \(instances, 3\)"):
+        naive_marginal_update(r, logits[:, :2], 0.1)

@@ -105,3 +105,31 @@ def test_bad_inputs_are_named():
     fitted = NeSyImbalanceTrainer(**SMALL).fit(bags, s)
     with pytest.raises(ValueError, match=r"X must be \(n, 4\) instances"):
         fitted.predict(bags[0][:, :3])
+
+
+def test_the_naive_marginal_is_the_official_moving_average_of_predictions():
+    """marginal="naive": r̂ starts uniform, moves by γ₁ after each of the `naive_epochs`
+    pre-estimation LP epochs and by γ₂ after each final LP epoch, toward the share of the
+    classifier's argmax predictions on all training instances."""
+    data = long_tailed_bags(max_of(3), n_bags=200, rho=50.0, seed=0)
+    g1, g2 = 0.5, 0.25
+    model = NeSyImbalanceTrainer(
+        train_mitigation="lp", marginal="naive", epochs=4, warmup_epochs=2, naive_epochs=2,
+        naive_gamma=(g1, g2), progress=False,
+    ).fit(data.bags, data.s)  # fmt: skip
+    stages = [r["stage"] for r in model.history_.records]
+    assert stages == ["sl", "sl", "naive", "naive", "lp", "lp"]
+    path = np.array(model.history_["marginal"])  # (4, C): after each LP epoch
+    n = data.bags.shape[0] * 3
+    # the first step from uniform: r = γ₁·(counts/n) + (1 − γ₁)/C, counts integers summing to n
+    counts = (path[0] - (1 - g1) / 10) / g1 * n
+    assert np.allclose(counts, counts.round(), atol=1e-6) and round(counts.sum()) == n
+    assert (counts.round() >= 0).all() and len(set(counts.round())) > 1
+    # the last step: γ₂ toward the final classifier's prediction shares
+    shares = np.bincount(model.predict(data.bags.reshape(-1, 64)), minlength=10) / n
+    assert np.allclose(model.marginal_, g2 * shares + (1 - g2) * path[-2], atol=1e-12)
+    assert np.allclose(path[-1], model.marginal_)
+    with pytest.raises(ValueError, match=r'marginal="naive".*train_mitigation="lp"'):
+        NeSyImbalanceTrainer(marginal="naive", **SMALL).fit(data.bags, data.s)
+    with pytest.raises(TypeError, match="naive_gamma must be a pair"):
+        NeSyImbalanceTrainer(naive_gamma=0.05, **SMALL).fit(data.bags, data.s)

@@ -19,6 +19,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "forward_map": ".marginal",
         "estimate_marginal": ".marginal",
         "marginal_error": ".marginal",
+        "naive_marginal_update": ".marginal",
         "output_probability": ".semantic",
         "semantic_loss": ".semantic",
         "pseudo_labels": ".lp",

@@ -96,3 +96,15 @@ def marginal_error(sigma: SymbolicFunction, r: object, n: int) -> dict[str, Any]
     if not np.isfinite(se).all() or np.linalg.cond(info) > 1e12:
         se = np.full(C, np.inf)
     return {"se": se, "expected_l1": float(np.sqrt(2 / np.pi) * se.sum())}
+
+
+def naive_marginal_update(marginal: Any, logits: Any, gamma: float) -> np.ndarray:
+    """The official code's "naive" marginal, one step: γ·(share of each class among the
+    classifier's argmax predictions on the training instances) + (1 − γ)·marginal."""
+    r = check_distribution(marginal, "marginal")
+    logits = np.asarray(logits)
+    if logits.ndim != 2 or logits.shape[1] != len(r):
+        raise ValueError(f"logits must be (instances, {len(r)}), got shape {logits.shape}")
+    check_scalar(gamma, "gamma", "real", low=0, high=1)
+    share = np.bincount(logits.argmax(1), minlength=len(r)) / len(logits)
+    return gamma * share + (1 - gamma) * r

@@ -25,7 +25,7 @@ from paperplug.checks import (
 from paperplug.harness import progress
 from paperplug_nesy.calibration import carot_plan, choose_carot, choose_la, logit_adjustment
 from paperplug_nesy.lp import count_band, pseudo_labels
-from paperplug_nesy.marginal import estimate_marginal, marginal_error
+from paperplug_nesy.marginal import estimate_marginal, marginal_error, naive_marginal_update
 from paperplug_nesy.semantic import semantic_loss
 from paperplug_nesy.symbolic import SymbolicFunction, max_of, sum_of
 
@@ -55,7 +55,10 @@ class NeSyImbalanceTrainer:
     band their sampling and the marginal's estimation error allow, `count_band`) or "batch"
     (the official code: one LP per mini-batch, counts per position within ±0.99 of r̂·B).
     marginal: "estimate" (from
-    the weak labels), or an array (e.g. the gold frequencies). test_mitigation: None, "la" or
+    the weak labels), "naive" (the official code's: from uniform, moved after every LP epoch
+    toward the share of the classifier's predictions by γ = `naive_gamma`, over a
+    `naive_epochs` pre-estimation stage whose model is then discarded; needs the LP), or an
+    array (e.g. the gold frequencies). test_mitigation: None, "la" or
     "carot", their parameters chosen on weakly labelled validation bags (`val_fraction` of the
     bags held out) — never on gold labels. CAROT transports toward `test_prior`: the estimated
     marginal by default (the test data follow the training data, the paper's protocol), or a
@@ -81,6 +84,8 @@ class NeSyImbalanceTrainer:
         seed: int = 0,
         device: str = "cpu",
         progress: bool = True,
+        naive_epochs: int = 20,
+        naive_gamma: tuple[float, float] = (0.05, 0.01),
     ) -> None:
         self.sigma, self.M, self.n_classes = sigma, M, n_classes
         self.train_mitigation, self.test_mitigation, self.marginal = (
@@ -102,6 +107,7 @@ class NeSyImbalanceTrainer:
             progress,
         )
         self.warmup_epochs, self.test_prior, self.lp_scope = warmup_epochs, test_prior, lp_scope
+        self.naive_epochs, self.naive_gamma = naive_epochs, naive_gamma
 
     def _check_params(self) -> None:
         check_choice(self.train_mitigation, "train_mitigation", TRAIN)
@@ -116,6 +122,15 @@ class NeSyImbalanceTrainer:
         check_scalar(self.lr, "lr", low=0, inclusive="neither")
         check_scalar(self.val_fraction, "val_fraction", low=0, high=1, inclusive="left")
         check_scalar(self.seed, "seed", "int")
+        check_scalar(self.naive_epochs, "naive_epochs", "int", low=0)
+        if (
+            isinstance(self.naive_gamma, (str, bytes))
+            or np.ndim(self.naive_gamma) != 1
+            or len(self.naive_gamma) != 2
+        ):
+            raise TypeError(f"naive_gamma must be a pair (γ₁, γ₂), got {self.naive_gamma!r}")
+        for gamma in self.naive_gamma:
+            check_scalar(gamma, "naive_gamma", "real", low=0, high=1)
 
     def _check(self, bags: Any, s: Any) -> tuple[np.ndarray, np.ndarray]:
         X = check_array(bags, "bags").astype(np.float32)
@@ -143,7 +158,15 @@ class NeSyImbalanceTrainer:
         val, train = order[:n_val], order[n_val:]
         self.marginal_se_ = None  # a given marginal has no estimation error
         if isinstance(self.marginal, str):
-            check_choice(self.marginal, "marginal", ("estimate",))
+            check_choice(self.marginal, "marginal", ("estimate", "naive"))
+        if isinstance(self.marginal, str) and self.marginal == "naive":
+            if self.train_mitigation != "lp":
+                raise ValueError(
+                    'marginal="naive" is the LP\'s moving average of the predictions: it needs '
+                    f'train_mitigation="lp", got {self.train_mitigation!r}'
+                )
+            self.marginal_ = np.full(self.sigma_.C, 1.0 / self.sigma_.C)  # moved while training
+        elif isinstance(self.marginal, str):
             self.marginal_ = estimate_marginal(self.sigma_, s[train], seed=self.seed)
             self._warn_if_unidentified(len(train))
         else:
@@ -202,42 +225,72 @@ class NeSyImbalanceTrainer:
         )
 
     def _train(self, X: np.ndarray, s: np.ndarray, rng: np.random.Generator) -> None:
-        optimizer = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
-        Xt, st = torch.from_numpy(X), torch.as_tensor(s)
+        """Semantic loss for the warm-up, then LP epochs. With marginal="naive" (the official
+        code): from the warm-up's model, `naive_epochs` LP epochs moving r̂ from uniform by
+        γ₁ after each, then the warm-up's model again, a fresh optimiser and the remaining
+        epochs moving r̂ by γ₂."""
         self.history_ = History()
-        B, M, C = len(X), self.sigma_.M, self.sigma_.C
-        epochs = range(1, self.epochs + 1)
         warmup = self.epochs // 2 if self.warmup_epochs is None else self.warmup_epochs
-        for epoch in progress(epochs, "train NeSy") if self.progress else epochs:
-            use_lp = self.train_mitigation == "lp" and epoch > warmup
-            total, widened, q_all = 0.0, [], None
-            if use_lp and self.lp_scope == "dataset":
-                q_all = self._dataset_pseudo_labels(X, s, widened)
-            for idx in np.array_split(rng.permutation(B), max(1, B // self.batch_size)):
-                x = Xt[idx].to(self.device)
-                logits = self.model_(x.reshape(len(idx) * M, *x.shape[2:])).reshape(len(idx), M, C)
-                if use_lp:
-                    if q_all is None:  # the official code: an LP per mini-batch
-                        log_probs = torch.log_softmax(logits, -1).detach().cpu().numpy()
-                        solution = pseudo_labels(
-                            self.sigma_, log_probs, s[idx], self.marginal_, per_position=True
-                        )
-                        widened.append(float(solution.epsilon.max()))
-                        q = solution.q
-                    else:
-                        q = q_all[idx]
-                    target = torch.as_tensor(q, dtype=logits.dtype, device=self.device)
-                    loss = -(target * torch.log_softmax(logits, -1)).sum(-1).mean()
+        stages = [("sl", min(warmup, self.epochs), None)]
+        if self.train_mitigation == "lp" and self.marginal == "naive":
+            stages += [("naive", self.naive_epochs, self.naive_gamma[0]),
+                       ("lp", self.epochs - warmup, self.naive_gamma[1])]  # fmt: skip
+        elif self.train_mitigation == "lp":
+            stages.append(("lp", self.epochs - warmup, None))
+        else:
+            stages = [("sl", self.epochs, None)]
+        plan = [(stage, gamma) for stage, n, gamma in stages for _ in range(n)]
+        optimizer = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
+        checkpoint, previous = None, "sl"
+        epochs = enumerate(progress(plan, "train NeSy") if self.progress else plan, 1)
+        for epoch, (stage, gamma) in epochs:
+            if stage == "naive" and previous != "naive":  # the pre-estimation starts from the
+                checkpoint = copy.deepcopy(self.model_.state_dict())  # SL model, and so does
+            if stage == "lp" and previous == "naive":  # the final LP stage, with a new Adam
+                self.model_.load_state_dict(checkpoint)
+                optimizer = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
+            previous = stage
+            record = self._epoch(X, s, rng, optimizer, lp=stage != "sl")
+            if gamma is not None:
+                logits = self._logits(X.reshape(-1, *X.shape[2:]))
+                self.marginal_ = naive_marginal_update(self.marginal_, logits, gamma)
+                record["marginal"] = self.marginal_.tolist()
+            self.history_.log(epoch=epoch, stage=stage, **record)
+
+    def _epoch(
+        self, X: np.ndarray, s: np.ndarray, rng: np.random.Generator, optimizer: Any, lp: bool
+    ) -> dict:
+        """One pass over the bags: the semantic loss, or cross-entropy on the LP's labels."""
+        Xt, st = torch.from_numpy(X), torch.as_tensor(s)
+        B, M, C = len(X), self.sigma_.M, self.sigma_.C
+        total, widened, q_all = 0.0, [], None
+        if lp and self.lp_scope == "dataset":
+            q_all = self._dataset_pseudo_labels(X, s, widened)
+        for idx in np.array_split(rng.permutation(B), max(1, B // self.batch_size)):
+            x = Xt[idx].to(self.device)
+            logits = self.model_(x.reshape(len(idx) * M, *x.shape[2:])).reshape(len(idx), M, C)
+            if lp:
+                if q_all is None:  # the official code: an LP per mini-batch
+                    log_probs = torch.log_softmax(logits, -1).detach().cpu().numpy()
+                    solution = pseudo_labels(
+                        self.sigma_, log_probs, s[idx], self.marginal_, per_position=True
+                    )
+                    widened.append(float(solution.epsilon.max()))
+                    q = solution.q
                 else:
-                    loss = semantic_loss(self.sigma_, logits, st[idx].to(self.device))
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                total += loss.item() * len(idx)
-            record = {"epoch": epoch, "loss": total / B}
-            if widened:
-                record["lp_epsilon"] = float(np.mean(widened))
-            self.history_.log(**record)
+                    q = q_all[idx]
+                target = torch.as_tensor(q, dtype=logits.dtype, device=self.device)
+                loss = -(target * torch.log_softmax(logits, -1)).sum(-1).mean()
+            else:
+                loss = semantic_loss(self.sigma_, logits, st[idx].to(self.device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(idx)
+        record = {"loss": total / B}
+        if widened:
+            record["lp_epsilon"] = float(np.mean(widened))
+        return record
 
     def _dataset_pseudo_labels(self, X: np.ndarray, s: np.ndarray, widened: list) -> np.ndarray:
         """One LP over all training bags with the current classifier, counts pooled over the
