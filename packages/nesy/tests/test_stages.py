@@ -218,6 +218,12 @@ def test_logit_adjustment_subtracts_the_scaled_log_prior():
     logits = np.array([[2.0, 1.0, 0.0]])
     prior = np.array([0.7, 0.2, 0.1])
     assert logit_adjustment(logits, prior, 0.5) == pytest.approx(logits - 0.5 * np.log(prior))
+    # toward a target prior π: logits − τ(log r̂ − log π); a uniform π only shifts every logit
+    target = np.array([0.2, 0.3, 0.5])
+    expected = logits - 0.5 * np.log(prior) + 0.5 * np.log(target)
+    assert logit_adjustment(logits, prior, 0.5, target) == pytest.approx(expected)
+    uniform = logit_adjustment(logits, prior, 1.0, np.full(3, 1 / 3))
+    assert uniform == pytest.approx(logits - np.log(prior) - np.log(3))
 
 
 def test_the_cramer_rao_error_predicts_the_estimators_error_and_flags_sum():

@@ -4,7 +4,14 @@ mitigation lifts the rare classes, seeds reproduce, bad inputs are named, nothin
 import numpy as np
 import pytest
 import torch
-from paperplug_nesy import NeSyImbalanceTrainer, detection_weights, max_of, report, sum_of
+from paperplug_nesy import (
+    NeSyImbalanceTrainer,
+    detection_weights,
+    logit_adjustment,
+    max_of,
+    report,
+    sum_of,
+)
 from paperplug_nesy.embedded import long_tailed_bags
 from paperplug_nesy.metrics import per_class_accuracy
 
@@ -50,6 +57,25 @@ def test_test_time_mitigation_lifts_the_rare_classes_at_ratio_50():
         carot = report(model.predict_calibrated(data.test_X), data.test_y)
         assert carot["few"] > plain["few"], (seed, plain, carot)
         assert carot["balanced"] >= plain["balanced"] - 0.01, (seed, plain, carot)
+        # LA toward the known uniform test prior (τ = 1) on the same classifier: more still
+        la = logit_adjustment(model._logits(data.test_X), model.marginal_, 1.0, np.full(10, 0.1))
+        la = report(la.argmax(1), data.test_y)
+        assert la["few"] >= carot["few"] and la["balanced"] >= plain["balanced"], (seed, la)
+
+
+def test_la_toward_a_known_test_prior_is_the_bayes_rule():
+    """With test_prior given, LA is logits − log r̂ + log π at τ = 1, not chosen on the
+    validation bags (they follow the training prior)."""
+    data = long_tailed_bags(max_of(3), n_bags=200, rho=50.0, seed=0)
+    prior = np.linspace(1, 2, 10) / np.linspace(1, 2, 10).sum()
+    for test_prior, log_pi in [("uniform", np.zeros(10)), (prior, np.log(prior))]:
+        model = NeSyImbalanceTrainer(
+            test_mitigation="la", test_prior=test_prior, epochs=2, progress=False
+        ).fit(data.bags, data.s)
+        logits = model._logits(data.test_X)
+        expected = (logits - np.log(model.marginal_) + log_pi).argmax(1)
+        assert model.la_tau_ == 1.0
+        assert np.array_equal(model.predict_calibrated(data.test_X), expected)
 
 
 @pytest.mark.parametrize("scope", ["dataset", "batch"])

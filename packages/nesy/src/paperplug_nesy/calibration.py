@@ -12,9 +12,14 @@ import numpy as np
 from paperplug_nesy.symbolic import SymbolicFunction
 
 
-def logit_adjustment(logits: np.ndarray, marginal: np.ndarray, tau: float = 1.0) -> np.ndarray:
-    """logits − τ·log r̂ (Menon et al.): removes the prior the training imbalance left."""
-    return np.asarray(logits) - tau * np.log(np.clip(np.asarray(marginal), 1e-12, None))
+def logit_adjustment(logits: np.ndarray, marginal: np.ndarray, tau: float = 1.0,
+                     target: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """logits − τ·log r̂ (Menon et al.): removes the prior the training imbalance left; with a
+    `target` prior π, logits − τ·(log r̂ − log π), the Bayes rule under label shift at τ = 1."""
+    out = np.asarray(logits) - tau * np.log(np.clip(np.asarray(marginal), 1e-12, None))
+    if target is not None:
+        out = out + tau * np.log(np.clip(np.asarray(target), 1e-12, None))
+    return out
 
 
 def carot_plan(log_probs: np.ndarray, marginal: np.ndarray, *, eta: float, tau: float, iterations: int = 500,

@@ -23,7 +23,13 @@ from paperplug.checks import (
     check_scalar,
 )
 from paperplug.harness import progress
-from paperplug_nesy.calibration import carot_plan, choose_carot, choose_la, logit_adjustment
+from paperplug_nesy.calibration import (
+    bag_accuracy,
+    carot_plan,
+    choose_carot,
+    choose_la,
+    logit_adjustment,
+)
 from paperplug_nesy.lp import count_band, pseudo_labels
 from paperplug_nesy.marginal import estimate_marginal, marginal_error, naive_marginal_update
 from paperplug_nesy.semantic import semantic_loss
@@ -62,7 +68,9 @@ class NeSyImbalanceTrainer:
     "carot", their parameters chosen on weakly labelled validation bags (`val_fraction` of the
     bags held out) — never on gold labels. CAROT transports toward `test_prior`: the estimated
     marginal by default (the test data follow the training data, the paper's protocol), or a
-    known prior ("uniform" for a balanced test set, or an array)."""
+    known prior ("uniform" for a balanced test set, or an array). With a known test prior π,
+    LA is logits − log r̂ + log π (τ = 1, the Bayes rule under label shift; ours), since the
+    validation bags, drawn like the training bags, cannot score a different test prior."""
 
     def __init__(
         self,
@@ -182,7 +190,13 @@ class NeSyImbalanceTrainer:
             logits = self._logits(X[val].reshape(-1, *X.shape[2:])).reshape(
                 len(val), self.sigma_.M, -1
             )
-            if self.test_mitigation == "la":
+            if self.test_mitigation == "la" and self.test_prior is not None:
+                # the validation bags follow the training prior, so their bag accuracy scores
+                # that prior, not the test's: a known test prior gets the Bayes rule, τ = 1
+                self.la_tau_ = 1.0
+                pred = logit_adjustment(logits, self.marginal_, 1.0, self._test_prior())
+                self.val_bag_accuracy_ = bag_accuracy(self.sigma_, pred.argmax(-1), s[val])
+            elif self.test_mitigation == "la":
                 self.la_tau_, self.val_bag_accuracy_ = choose_la(
                     self.sigma_, logits, s[val], self.marginal_
                 )
@@ -336,11 +350,12 @@ class NeSyImbalanceTrainer:
         """The classes with the test-time mitigation chosen at fit: LA per instance; CAROT
         over X taken as one batch (a single instance falls back to LA with τ = 1)."""
         logits = self._logits(self._instances(X))
+        target = None if self.test_prior is None else self._test_prior()
         if self.test_mitigation == "la":
-            return logit_adjustment(logits, self.marginal_, self.la_tau_).argmax(1)
+            return logit_adjustment(logits, self.marginal_, self.la_tau_, target).argmax(1)
         if self.test_mitigation == "carot":
             if len(logits) == 1:
-                return logit_adjustment(logits, self.marginal_).argmax(1)
+                return logit_adjustment(logits, self.marginal_, 1.0, target).argmax(1)
             log_probs = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
             return carot_plan(
                 log_probs, self._test_prior(), eta=self.carot_eta_, tau=self.carot_tau_
