@@ -59,7 +59,7 @@ def compare(data: BagData, sigma: SymbolicFunction, *, M: int, seed: int = 0, ep
     kind = "max" if sigma.name.startswith("MAX") else "sum"
     common = {"sigma": kind, "M": M, "seed": seed, "epochs": epochs, "progress": False}
     carot = NeSyImbalanceTrainer(test_mitigation="carot", test_prior="uniform", **common)
-    la = NeSyImbalanceTrainer(test_mitigation="la", **common)
+    la = NeSyImbalanceTrainer(test_mitigation="la", test_prior="uniform", **common)
     # the official per-batch LP, as this comparison was first measured (bench --lp: both scopes)
     lp_est = NeSyImbalanceTrainer(train_mitigation="lp", lp_scope="batch", **common)
     lp_true = NeSyImbalanceTrainer(

@@ -246,7 +246,11 @@ class NeSyImbalanceTrainer:
         self.history_ = History()
         warmup = self.epochs // 2 if self.warmup_epochs is None else self.warmup_epochs
         stages = [("sl", min(warmup, self.epochs), None)]
-        if self.train_mitigation == "lp" and self.marginal == "naive":
+        if (
+            self.train_mitigation == "lp"
+            and isinstance(self.marginal, str)
+            and self.marginal == "naive"
+        ):
             stages += [("naive", self.naive_epochs, self.naive_gamma[0]),
                        ("lp", self.epochs - warmup, self.naive_gamma[1])]  # fmt: skip
         elif self.train_mitigation == "lp":
