@@ -76,6 +76,13 @@ def test_la_toward_a_known_test_prior_is_the_bayes_rule():
         expected = (logits - np.log(model.marginal_) + log_pi).argmax(1)
         assert model.la_tau_ == 1.0
         assert np.array_equal(model.predict_calibrated(data.test_X), expected)
+    # a marginal the weak labels do not identify (fit warns): a class estimated near 0 would
+    # take every prediction at τ = 1, so τ is chosen on the validation bags (grid: no 1.0)
+    with pytest.warns(UserWarning, match="poorly identified"):
+        model = NeSyImbalanceTrainer(
+            test_mitigation="la", test_prior="uniform", epochs=1, progress=False
+        ).fit(data.bags[:40], data.s[:40])
+    assert model.marginal_error_ > 0.2 and model.la_tau_ != 1.0
 
 
 @pytest.mark.parametrize("scope", ["dataset", "batch"])

@@ -70,7 +70,8 @@ class NeSyImbalanceTrainer:
     marginal by default (the test data follow the training data, the paper's protocol), or a
     known prior ("uniform" for a balanced test set, or an array). With a known test prior π,
     LA is logits − log r̂ + log π (τ = 1, the Bayes rule under label shift; ours), since the
-    validation bags, drawn like the training bags, cannot score a different test prior."""
+    validation bags, drawn like the training bags, cannot score a different test prior; where
+    fit warns that r̂ is poorly identified, τ is chosen on the validation bags instead."""
 
     def __init__(
         self,
@@ -164,7 +165,7 @@ class NeSyImbalanceTrainer:
         order = rng.permutation(len(X))
         n_val = round(self.val_fraction * len(X)) if self.test_mitigation else 0
         val, train = order[:n_val], order[n_val:]
-        self.marginal_se_ = None  # a given marginal has no estimation error
+        self.marginal_se_ = self.marginal_error_ = None  # a given marginal has no error
         if isinstance(self.marginal, str):
             check_choice(self.marginal, "marginal", ("estimate", "naive"))
         if isinstance(self.marginal, str) and self.marginal == "naive":
@@ -190,9 +191,11 @@ class NeSyImbalanceTrainer:
             logits = self._logits(X[val].reshape(-1, *X.shape[2:])).reshape(
                 len(val), self.sigma_.M, -1
             )
-            if self.test_mitigation == "la" and self.test_prior is not None:
+            identified = self.marginal_error_ is None or self.marginal_error_ <= MARGINAL_WARN_L1
+            if self.test_mitigation == "la" and self.test_prior is not None and identified:
                 # the validation bags follow the training prior, so their bag accuracy scores
                 # that prior, not the test's: a known test prior gets the Bayes rule, τ = 1
+                # (unless r̂ is poorly identified: a class estimated near 0 would take all)
                 self.la_tau_ = 1.0
                 pred = logit_adjustment(logits, self.marginal_, 1.0, self._test_prior())
                 self.val_bag_accuracy_ = bag_accuracy(self.sigma_, pred.argmax(-1), s[val])
