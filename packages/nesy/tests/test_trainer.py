@@ -83,6 +83,11 @@ def test_la_toward_a_known_test_prior_is_the_bayes_rule():
             test_mitigation="la", test_prior="uniform", epochs=1, progress=False
         ).fit(data.bags[:40], data.s[:40])
     assert model.marginal_error_ > 0.2 and model.la_tau_ != 1.0
+    # the Bayes rule needs no validation bags
+    model = NeSyImbalanceTrainer(
+        test_mitigation="la", test_prior="uniform", val_fraction=0.0, epochs=1, progress=False
+    ).fit(data.bags, data.s)
+    assert model.la_tau_ == 1.0 and len(model.predict_calibrated(data.test_X)) == len(data.test_y)
 
 
 @pytest.mark.parametrize("scope", ["dataset", "batch"])

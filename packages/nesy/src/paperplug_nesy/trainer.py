@@ -187,16 +187,18 @@ class NeSyImbalanceTrainer:
         with seeded_torch(self.seed):
             self.model_ = self._build(features).to(self.device)
             self._train(X[train], s[train], rng)
+        identified = self.marginal_error_ is None or self.marginal_error_ <= MARGINAL_WARN_L1
+        bayes = self.test_mitigation == "la" and self.test_prior is not None and identified
+        if bayes:
+            # the validation bags follow the training prior, so their bag accuracy scores that
+            # prior, not the test's: a known test prior gets the Bayes rule, τ = 1 (unless r̂ is
+            # poorly identified: a class estimated near 0 would take every prediction)
+            self.la_tau_ = 1.0
         if self.test_mitigation and len(val):
             logits = self._logits(X[val].reshape(-1, *X.shape[2:])).reshape(
                 len(val), self.sigma_.M, -1
             )
-            identified = self.marginal_error_ is None or self.marginal_error_ <= MARGINAL_WARN_L1
-            if self.test_mitigation == "la" and self.test_prior is not None and identified:
-                # the validation bags follow the training prior, so their bag accuracy scores
-                # that prior, not the test's: a known test prior gets the Bayes rule, τ = 1
-                # (unless r̂ is poorly identified: a class estimated near 0 would take all)
-                self.la_tau_ = 1.0
+            if bayes:
                 pred = logit_adjustment(logits, self.marginal_, 1.0, self._test_prior())
                 self.val_bag_accuracy_ = bag_accuracy(self.sigma_, pred.argmax(-1), s[val])
             elif self.test_mitigation == "la":
