@@ -86,12 +86,21 @@ def n200():
 @pytest.mark.parametrize("audit", [audit_core, audit_fjr])
 @pytest.mark.parametrize("method", ["exact", "lower"])
 def test_time_limit_holds_within_a_small_slack(n200, audit, method):
+    """The limit is a quarter of what the search needs on this machine, whatever its speed: the
+    "lower" search is timed here in full (0.5-1.7 s); the exact one needs about 15 s."""
     inst, cl = n200
+    limit, full = 0.5, None
+    if method == "lower":
+        start = time.perf_counter()
+        full = audit(inst, cl, method=method)
+        limit = min(limit, (time.perf_counter() - start) / 4)
     start = time.perf_counter()
-    result = audit(inst, cl, method=method, time_limit=0.5)
+    result = audit(inst, cl, method=method, time_limit=limit)
     elapsed = time.perf_counter() - start
-    assert elapsed < 0.5 + 0.5, f"{audit.__name__} took {elapsed:.2f} s for a 0.5 s limit"
-    assert result.timed_out and not result.exact  # n = 200 needs more than 0.5 s either way
+    assert elapsed < limit + 0.5, f"{audit.__name__} took {elapsed:.2f} s for a {limit:.2f} s limit"
+    assert result.timed_out and not result.exact
+    if full is not None:  # the same search cut short: what it found so far, never more
+        assert result.value <= full.value * (1 + 1e-12)
     if result.value > 0:  # what it did find is a real coalition with that ratio
         L = losses(inst, cl)
         dev = coalition_losses(inst, result.coalition, result.center)
