@@ -168,7 +168,8 @@ class NeSyImbalanceTrainer:
         self.marginal_se_ = self.marginal_error_ = None  # a given marginal has no error
         if isinstance(self.marginal, str):
             check_choice(self.marginal, "marginal", ("estimate", "naive"))
-        if isinstance(self.marginal, str) and self.marginal == "naive":
+        naive = isinstance(self.marginal, str) and self.marginal == "naive"
+        if naive:
             if self.train_mitigation != "lp":
                 raise ValueError(
                     'marginal="naive" is the LP\'s moving average of the predictions: it needs '
@@ -186,7 +187,7 @@ class NeSyImbalanceTrainer:
         features = int(np.prod(X.shape[2:]))
         with seeded_torch(self.seed):
             self.model_ = self._build(features).to(self.device)
-            self._train(X[train], s[train], rng)
+            self._train(X[train], s[train], rng, naive)
         identified = self.marginal_error_ is None or self.marginal_error_ <= MARGINAL_WARN_L1
         bayes = self.test_mitigation == "la" and self.test_prior is not None and identified
         if bayes:
@@ -243,25 +244,21 @@ class NeSyImbalanceTrainer:
             nn.Linear(self.hidden, self.sigma_.C),
         )
 
-    def _train(self, X: np.ndarray, s: np.ndarray, rng: np.random.Generator) -> None:
-        """Semantic loss for the warm-up, then LP epochs. With marginal="naive" (the official
-        code): from the warm-up's model, `naive_epochs` LP epochs moving r̂ from uniform by
-        γ₁ after each, then the warm-up's model again, a fresh optimiser and the remaining
-        epochs moving r̂ by γ₂."""
+    def _train(self, X: np.ndarray, s: np.ndarray, rng: np.random.Generator, naive: bool) -> None:
+        """Semantic loss for the warm-up, then LP epochs. With `naive` (marginal="naive", the
+        official code): from the warm-up's model, `naive_epochs` LP epochs moving r̂ from
+        uniform by γ₁ after each, then the warm-up's model again, a fresh optimiser and the
+        remaining epochs moving r̂ by γ₂."""
         self.history_ = History()
         warmup = self.epochs // 2 if self.warmup_epochs is None else self.warmup_epochs
-        stages = [("sl", min(warmup, self.epochs), None)]
-        if (
-            self.train_mitigation == "lp"
-            and isinstance(self.marginal, str)
-            and self.marginal == "naive"
-        ):
-            stages += [("naive", self.naive_epochs, self.naive_gamma[0]),
-                       ("lp", self.epochs - warmup, self.naive_gamma[1])]  # fmt: skip
-        elif self.train_mitigation == "lp":
-            stages.append(("lp", self.epochs - warmup, None))
-        else:
+        sl = ("sl", min(warmup, self.epochs), None)
+        if self.train_mitigation != "lp":
             stages = [("sl", self.epochs, None)]
+        elif naive:
+            stages = [sl, ("naive", self.naive_epochs, self.naive_gamma[0]),
+                      ("lp", self.epochs - warmup, self.naive_gamma[1])]  # fmt: skip
+        else:
+            stages = [sl, ("lp", self.epochs - warmup, None)]
         plan = [(stage, gamma) for stage, n, gamma in stages for _ in range(n)]
         optimizer = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
         checkpoint, previous = None, "sl"
