@@ -44,7 +44,7 @@ from paperplug.roles import (
 )
 from paperplug.seeding import seeded_torch
 
-__version__ = "0.3.0"
+__version__ = "0.3.1"
 
 
 def load(role: str, name: str, **params: Any) -> Any:

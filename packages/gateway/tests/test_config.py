@@ -47,6 +47,18 @@ UP = {"url": "http://127.0.0.1:8000/v1"}
             {"upstream": UP, "audit": {"log_text": "yes"}},
             r"^audit\.log_text must be true or false, got str$",
         ),
+        (
+            {"upstream": UP, "server": {"allowed_origins": ["my.app"]}},
+            r"^server\.allowed_origins: 'my\.app' is not an origin \(scheme://host\[:port\]\)$",
+        ),
+        (
+            {"upstream": UP, "server": {"allowed_hosts": "gateway.internal"}},
+            r"^server\.allowed_hosts must be a list, got str$",
+        ),
+        (
+            {"upstream": UP, "server": {"allowed_hosts": [""]}},
+            r"^server\.allowed_hosts must be a list of non-empty strings$",
+        ),
     ],
 )
 def test_each_bad_key_is_named(raw, message):
@@ -62,24 +74,24 @@ def test_a_public_host_with_keys_is_accepted_and_loopback_needs_none():
 
 def test_an_unknown_defense_is_named_before_anything_binds(tmp_path):
     path = tmp_path / "gateway.toml"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    path.write_text(
-        f'[server]\nport = {port}\n[upstream]\nurl = "http://127.0.0.1:9/v1"\n[[defense]]\nname = "no-such-defense"\n'
-    )
-    run = subprocess.run(
-        [sys.executable, "-m", "paperplug_gateway.cli", "serve", "--config", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    with socket.socket() as held:  # the config's port is taken: a server that bound before
+        held.bind(("127.0.0.1", 0))  # checking the config would fail on it instead
+        held.listen()
+        port = held.getsockname()[1]
+        path.write_text(
+            f'[server]\nport = {port}\n[upstream]\nurl = "http://127.0.0.1:9/v1"\n[[defense]]\nname = "no-such-defense"\n'
+        )
+        run = subprocess.run(
+            [sys.executable, "-m", "paperplug_gateway.cli", "serve", "--config", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert run.returncode == 2
     assert (
         "bad config: defense[0].name: no defense named 'no-such-defense' is installed" in run.stderr
     )
-    with socket.socket() as again:  # nothing was left listening on the port
-        again.bind(("127.0.0.1", port))
+    assert "address already in use" not in run.stderr.lower()
 
 
 def test_a_defense_that_cannot_be_built_is_named(tmp_path):

@@ -59,7 +59,9 @@ def run_clients(url, prefix):
         return out
 
     with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
-        return [row for rows in pool.map(one, range(CLIENTS)) for row in rows]
+        start = time.perf_counter()
+        rows = [row for rows in pool.map(one, range(CLIENTS)) for row in rows]
+    return rows, time.perf_counter() - start
 
 
 def test_32_concurrent_streams_lose_nothing_and_mix_nothing(serve, capsys):
@@ -81,8 +83,8 @@ def test_32_concurrent_streams_lose_nothing_and_mix_nothing(serve, capsys):
             )
         )
     )
-    direct = run_clients(up, "direct")
-    guarded = run_clients(url, "gw")
+    direct, _ = run_clients(up, "direct")
+    guarded, wall = run_clients(url, "gw")
     assert len(guarded) == CLIENTS * REQUESTS
     assert all(
         text == f"echo {nonce} done" and finish == "stop" for _, nonce, text, finish in guarded
@@ -96,10 +98,11 @@ def test_32_concurrent_streams_lose_nothing_and_mix_nothing(serve, capsys):
         np.percentile(g, 50) - np.percentile(d, 50),
         np.percentile(g, 99) - np.percentile(d, 99),
     )
+    # streams served at once: the requests' summed time over the run's wall time (1 for a
+    # gateway that serves one stream at a time, up to 32 here); the latency is the bench's
+    overlap = g.sum() / wall
     with capsys.disabled():
         print(
-            f"\n32 streams x {REQUESTS}: added latency p50 {1000 * p50:.1f} ms, p99 {1000 * p99:.1f} ms"
+            f"\n32 streams x {REQUESTS}: added latency p50 {1000 * p50:.1f} ms, p99 {1000 * p99:.1f} ms; {overlap:.1f} streams at once"
         )
-    # the benchmark measures it; here a ceiling that only a gateway serving one request at a
-    # time would break (128 streams in a row take over 7 s)
-    assert p50 < 5.0
+    assert overlap >= 8

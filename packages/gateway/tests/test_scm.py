@@ -3,6 +3,8 @@ README's example): on the wire, through the official SDK, each streamed reply is
 exactly when the monitor stops it in-process on the same reply, and a stopped stream ends with
 `finish_reason: "content_filter"` before the end of the reply."""
 
+import re
+
 import pytest
 from paperplug_scm import EMBEDDED_TRAINING, SCMTrainer, load_data, response_text
 from wire import client, streamed
@@ -26,24 +28,26 @@ def test_the_gateway_stops_a_stream_exactly_where_the_monitor_does(trained, gate
         lambda messages, tools: {"content": replies[messages[-1]["content"]]},
         defense=[{"name": "scm", "path": str(path)}],
     )
-    monitor = paperplug.load("defense", "scm", path=str(path))
+    monitor = paperplug.compose(paperplug.load("defense", "scm", path=str(path)))
     stopped = {True: 0, False: 0}
-    for ex in test:
+    for i, ex in enumerate(test):
         prompt, reply = ex["prompt"], replies[ex["prompt"]]
-        direct = monitor.check(reply, {"prompt": prompt, "final": True})
+        # in process, on the chunks the upstream streams (a word each)
+        direct = monitor.stream(re.findall(r"\S+\s*|\s+", reply),
+                                context={"prompt": prompt, "reply_id": f"direct-{i}"})  # fmt: skip
+        shown = "".join(direct)
+        if direct.stopped_at is None:
+            expected = (shown, "stop")
+        else:
+            refusal = "I can't help with that. [blocked by scm]"
+            expected = (shown + ("\n" if shown else "") + refusal, "content_filter")
         text, finish, _ = streamed(
             client(url).chat.completions.create(
                 model="m", messages=[{"role": "user", "content": prompt}], stream=True
             )
         )
-        harmful = any(ex["sentence_labels"])
-        if direct.valid:
-            assert finish == "stop" and text == reply  # a reply the monitor passes is untouched
-        else:
-            stopped[harmful] += 1
-            assert finish == "content_filter"
-            shown = text[: text.index("I can't")] if "I can't" in text else text
-            assert reply.startswith(shown.rstrip()) and len(shown) < len(reply)
+        assert (text, finish) == expected  # the exact stop point, the exact text shown
+        stopped[any(ex["sentence_labels"])] += direct.stopped_at is not None
     # the planted effect: the monitor stops harmful replies and passes benign ones
     n_harmful = sum(any(ex["sentence_labels"]) for ex in test)
     assert stopped[True] >= 0.8 * n_harmful and stopped[False] <= 0.2 * (len(test) - n_harmful)

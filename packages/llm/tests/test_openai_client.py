@@ -187,7 +187,12 @@ def test_server_reports_model_failures_and_bad_requests():
         with pytest.raises(LLMHTTPError, match="500: RuntimeError: model exploded"):
             client(server.url, max_retries=0).chat(MSGS)
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=2)
-        conn.request("POST", "/v1/chat/completions", body=b'{"messages": [{"role": "robot"}]}')
+        conn.request(
+            "POST",
+            "/v1/chat/completions",
+            body=b'{"messages": [{"role": "robot"}]}',
+            headers={"Content-Type": "application/json"},
+        )
         resp = conn.getresponse()
         assert resp.status == 400 and "role" in json.loads(resp.read())["error"]["message"]
         conn.close()

@@ -162,6 +162,56 @@ def test_unknown_fields_and_bad_json_are_400(server):
     conn.close()
 
 
+def _raw(server, method, headers, body=b""):
+    """(status, JSON body, response headers) of one raw request, headers as a browser sets them."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    conn.putrequest(method, "/v1/chat/completions" if method != "GET" else "/v1/models",
+                    skip_host=True, skip_accept_encoding=True)  # fmt: skip
+    for name, value in {"Host": f"127.0.0.1:{server.port}", **headers}.items():
+        conn.putheader(name, value)
+    conn.putheader("Content-Length", str(len(body)))
+    conn.endheaders(body)
+    resp = conn.getresponse()
+    raw = resp.read()
+    conn.close()
+    return resp.status, (json.loads(raw) if raw else None), resp.headers
+
+
+BODY = json.dumps({"model": "echo", "messages": [{"role": "user", "content": "x"}]}).encode()
+
+
+@pytest.mark.parametrize(
+    ("method", "headers", "status", "param"),
+    [
+        ("POST", {"Content-Type": "text/plain"}, 415, "content-type"),  # a page's simple request
+        ("POST", {}, 415, "content-type"),
+        ("POST", {"Content-Type": "application/json", "Origin": "https://evil.example"}, 403, "origin"),
+        ("POST", {"Content-Type": "application/json", "Host": "evil.example:8000"}, 403, "host"),
+        ("GET", {"Host": "rebound.evil.example"}, 403, "host"),
+        ("OPTIONS", {"Origin": "https://evil.example"}, 403, "origin"),
+    ],
+)  # fmt: skip
+def test_the_door_refuses_what_a_web_page_can_send(server, method, headers, status, param):
+    got, body, response_headers = _raw(server, method, headers, BODY if method == "POST" else b"")
+    assert (got, body["error"]["param"]) == (status, param)
+    assert "Access-Control-Allow-Origin" not in response_headers
+    assert server.model.calls == []  # the model never saw it
+
+
+def test_an_allowed_origin_is_served_with_cors_headers():
+    with ChatServer(ScriptedChatModel(echo), model_name="echo",
+                    allowed_origins=("https://my.app",)) as server:  # fmt: skip
+        origin = {"Origin": "https://my.app"}
+        status, _, headers = _raw(server, "OPTIONS", origin)
+        assert status == 204 and headers["Access-Control-Allow-Origin"] == "https://my.app"
+        assert "POST" in headers["access-control-allow-methods"]
+        status, body, headers = _raw(
+            server, "POST", {**origin, "Content-Type": "application/json"}, BODY
+        )
+        assert status == 200 and body["choices"][0]["message"]["content"] == "user|user|x"
+        assert headers["Access-Control-Allow-Origin"] == "https://my.app"
+
+
 def test_finish_reason_length_plain_and_streamed(tiny):
     with ChatServer(tiny, model_name="tiny") as running:
         sdk = openai.OpenAI(base_url=running.url, api_key="none", max_retries=0)
@@ -199,7 +249,7 @@ def test_a_client_leaving_mid_stream_leaves_no_traceback(capfd):
         body = json.dumps({"messages": [{"role": "user", "content": "x"}], "stream": True}).encode()
         sock = socket.create_connection(("127.0.0.1", running.port), timeout=5)
         sock.sendall(
-            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + f"Content-Length: {len(body)}\r\n\r\n".encode()
             + body
         )

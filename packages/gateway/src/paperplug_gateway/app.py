@@ -1,10 +1,13 @@
 """The ASGI app: an OpenAI-compatible `/v1/chat/completions` (plain and streamed, tools and tool
 calls), `/v1/models`, `/healthz` and `/metrics`, with the config's guard on every request.
 
-Fail closed: a defense that raises, times out or returns garbage blocks (the guard's own
-rule); the client then gets a refusal (`finish_reason: "content_filter"`) or an OpenAI-format
-error naming the defense, never the upstream's unchecked text. Keys are compared in constant
-time and never logged; the body size, the message count and `max_tokens` are bounded.
+The door comes first (`door.py`: Host, Origin, Content-Type; then the key, the body's size,
+and the request's schema, `request.py`): nothing refused there reaches a defense or the
+upstream. Fail closed: a defense that raises, times out or returns garbage blocks (the guard's
+own rule); the client then gets a refusal (`finish_reason: "content_filter"`) or an
+OpenAI-format error naming the defense, never the upstream's unchecked text. The reply is
+rebuilt from the fields the defenses checked (`reply.py`). Keys are compared in constant time
+and never logged.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -19,27 +23,32 @@ from typing import Any
 
 import anyio
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from paperplug import Guard, compose
+from paperplug.door import Door, served_hosts
 from paperplug_gateway.audit import AuditLog
 from paperplug_gateway.config import ConfigError, GatewayConfig
 from paperplug_gateway.defenses import build_guard, upstream_chat_model
+from paperplug_gateway.door import EXCEPTION_HANDLERS, DoorMiddleware, error
 from paperplug_gateway.metrics import Metrics
+from paperplug_gateway.reply import Meta, chunk, completion, parse_chunk, parse_reply, usage_chunk
+from paperplug_gateway.request import RequestError, validate_request
 from paperplug_gateway.stages import Conversation, Stages, conversation_id
 from paperplug_gateway.upstream import HTTPUpstream, UpstreamError
 
-
-def error(status: int, message: str, kind: str, param: str | None = None) -> JSONResponse:
-    """An error in the OpenAI format (what the official SDK raises from)."""
-    body = {"error": {"message": message, "type": kind, "param": param, "code": status}}
-    return JSONResponse(body, status_code=status)
+logger = logging.getLogger("paperplug_gateway")
 
 
 def _sse(payload: Mapping[str, Any]) -> str:
     return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+
+def _error_event(message: str, kind: str, status: int) -> str:
+    return _sse({"error": {"message": message, "type": kind, "param": None, "code": status}})
 
 
 class Gateway:
@@ -70,6 +79,11 @@ class Gateway:
             url, api_key=config.upstream.api_key, timeout=config.upstream.timeout
         )
         self.stages = Stages(guard, self.audit, self.metrics, config.refusal)
+        door = Door(
+            hosts=served_hosts(config.host, config.allowed_hosts),
+            origins=config.allowed_origins,
+            allow_headers=("authorization", "content-type", config.conversation_header),
+        )
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self.chat_completions, methods=["POST"]),
@@ -77,6 +91,8 @@ class Gateway:
                 Route("/healthz", self.healthz, methods=["GET"]),
                 Route("/metrics", self.metrics_endpoint, methods=["GET"]),
             ],
+            middleware=[Middleware(DoorMiddleware, door=door)],
+            exception_handlers=EXCEPTION_HANDLERS,
             lifespan=self._lifespan,
         )
 
@@ -126,8 +142,8 @@ class Gateway:
         if declared and declared.isdigit() and int(declared) > limit:
             return error(413, f"the request body is over {limit} bytes", "invalid_request_error")
         body = b""
-        async for chunk in request.stream():
-            body += chunk
+        async for piece in request.stream():
+            body += piece
             if len(body) > limit:
                 return error(
                     413, f"the request body is over {limit} bytes", "invalid_request_error"
@@ -135,55 +151,25 @@ class Gateway:
         return body
 
     def _validated(self, raw: bytes) -> dict[str, Any] | JSONResponse:
+        """The request to forward (`request.validate_request`), or its 400."""
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return error(400, "the request body is not JSON", "invalid_request_error")
-        if not isinstance(body, dict):
-            return error(400, "the request body must be a JSON object", "invalid_request_error")
-        messages = body.get("messages")
-        if (
-            not isinstance(messages, list)
-            or not messages
-            or not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages)
-        ):
-            return error(
-                400,
-                "messages must be a non-empty list of messages with a role",
-                "invalid_request_error",
-                "messages",
+        try:
+            return validate_request(
+                body,
+                max_messages=self.config.max_messages,
+                max_tokens=self.config.max_tokens,
+                model=self.config.upstream.model,
             )
-        if len(messages) > self.config.max_messages:
-            return error(
-                400,
-                f"messages holds {len(messages)} messages, over the limit of {self.config.max_messages}",
-                "invalid_request_error",
-                "messages",
-            )
-        for key in ("max_tokens", "max_completion_tokens"):
-            value = body.get(key)
-            if value is None:
-                continue
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int)
-                or not 1 <= value <= self.config.max_tokens
-            ):
-                return error(
-                    400,
-                    f"{key} must be an integer in [1, {self.config.max_tokens}], got {value!r}",
-                    "invalid_request_error",
-                    key,
-                )
-        if body.get("max_tokens") is None and body.get("max_completion_tokens") is None:
-            body["max_tokens"] = self.config.max_tokens
-        model = self.config.upstream.model or body.get("model")
-        if not isinstance(model, str) or not model:
-            return error(400, "model must name a model", "invalid_request_error", "model")
-        body["model"] = model
-        if "stream" in body and not isinstance(body["stream"], bool):
-            return error(400, "stream must be true or false", "invalid_request_error", "stream")
-        return body
+        except RequestError as exc:
+            return error(400, exc.message, "invalid_request_error", exc.param)
+
+    def _upstream_error(self, exc: UpstreamError) -> JSONResponse:
+        self.metrics.upstream_errors.labels(exc.kind).inc()
+        headers = {"retry-after": exc.retry_after} if exc.retry_after else None
+        return error(exc.status, exc.message, "upstream_error", headers=headers)
 
     # -- endpoints --------------------------------------------------------------------------
     async def chat_completions(self, request: Request) -> Response:
@@ -220,173 +206,161 @@ class Gateway:
             return self._refusal(body, refused)
         upstream_body = {**body, "messages": conv.messages}
         if body.get("stream"):
+            chunks = self.upstream.stream(upstream_body)
+            try:  # the upstream's first chunk before our headers: its 429 stays a 429
+                raw = await anext(chunks)
+                first = (raw, parse_chunk(raw))
+            except StopAsyncIteration:
+                first = None
+            except UpstreamError as exc:
+                await chunks.aclose()
+                return self._upstream_error(exc)
             return StreamingResponse(
-                self._relay(upstream_body, conv, time.perf_counter()),
+                self._relay(first, chunks, body, conv, time.perf_counter()),
                 media_type="text/event-stream",
             )
         try:
-            reply = await self.upstream.complete(upstream_body)
+            reply = parse_reply(await self.upstream.complete(upstream_body), body["model"])
         except UpstreamError as exc:
-            self.metrics.upstream_errors.labels(exc.kind).inc()
-            return error(exc.status, exc.message, "upstream_error")
+            return self._upstream_error(exc)
         return JSONResponse(await anyio.to_thread.run_sync(self._guard_reply, reply, conv))
 
-    def _guard_reply(self, reply: dict[str, Any], conv: Conversation) -> dict[str, Any]:
-        """The upstream's whole reply through the tool (calls) and output stages."""
-        choice = reply["choices"][0]
-        message = dict(choice["message"])
-        finish = choice.get("finish_reason") or "stop"
-        notes = []
-        if message.get("tool_calls"):
-            kept, notes = self.stages.check_calls(message["tool_calls"], conv)
-            message["tool_calls"] = kept or None
+    def _guard_reply(self, reply: Any, conv: Conversation) -> dict[str, Any]:
+        """The upstream's whole reply through the tool (calls) and output stages, rebuilt
+        from what they checked."""
+        finish, kept, notes = reply.finish, [], []
+        if reply.calls:
+            kept, notes = self.stages.check_calls(reply.calls, conv)
             if notes:
                 finish = "tool_calls" if kept else "content_filter"
-        text, stopped = self.stages.check_text(message.get("content") or "", conv)
+        text, stopped = self.stages.check_text(reply.content, conv)
         if stopped:
-            message["tool_calls"], finish = None, "content_filter"
+            kept, finish = [], "content_filter"
         content = "\n".join(filter(None, [text, *notes]))
-        message["content"] = content if content or not message.get("tool_calls") else None
-        if message.get("tool_calls") is None:
-            message.pop("tool_calls", None)
-        return {**reply, "choices": [{**choice, "message": message, "finish_reason": finish}]}
+        return completion(
+            reply.meta, content if content or not kept else None, kept, finish, reply.usage
+        )
 
     def _refusal(self, body: Mapping[str, Any], text: str) -> Response:
         """The answer to a refused request: the refusal as the assistant's reply, flagged."""
-        meta = {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-            "created": int(time.time()),
-            "model": body["model"],
-        }
+        meta = Meta(model=body["model"])
         if body.get("stream"):
 
             async def events() -> AsyncIterator[str]:
-                yield _sse(
-                    {
-                        **meta,
-                        "object": "chat.completion.chunk",
-                        "choices": [
-                            {
-                                "index": 0,
-                                "delta": {"role": "assistant", "content": text},
-                                "finish_reason": None,
-                            }
-                        ],
-                    }
-                )
-                yield _sse(
-                    {
-                        **meta,
-                        "object": "chat.completion.chunk",
-                        "choices": [{"index": 0, "delta": {}, "finish_reason": "content_filter"}],
-                    }
-                )
+                yield _sse(chunk(meta, {"role": "assistant", "content": text}))
+                yield _sse(chunk(meta, {}, "content_filter"))
                 yield "data: [DONE]\n\n"
 
             return StreamingResponse(events(), media_type="text/event-stream")
-        message = {"role": "assistant", "content": text}
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-        return JSONResponse(
-            {
-                **meta,
-                "object": "chat.completion",
-                "choices": [{"index": 0, "message": message, "finish_reason": "content_filter"}],
-                "usage": usage,
-            }
-        )
+        return JSONResponse(completion(meta, text, [], "content_filter", usage))
 
     async def _relay(
-        self, body: dict[str, Any], conv: Conversation, start: float
+        self,
+        first: Any,
+        chunks: AsyncIterator[dict[str, Any]],
+        body: Mapping[str, Any],
+        conv: Conversation,
+        start: float,
+    ) -> AsyncIterator[str]:
+        """The checked stream (`_events`); whatever fails mid-stream, the upstream or the
+        gateway itself (an audit write), ends it with an error event, never a torn connection."""
+        try:
+            async for event in self._events(first, chunks, body, conv):
+                yield event
+        except UpstreamError as exc:
+            self.metrics.upstream_errors.labels(exc.kind).inc()
+            yield _error_event(exc.message, "upstream_error", exc.status)
+        except Exception:
+            logger.exception("a streamed reply failed in the gateway")
+            yield _error_event(
+                "the gateway failed mid-stream; the reply was cut", "server_error", 500
+            )
+        finally:
+            self.metrics.latency.labels("true").observe(time.perf_counter() - start)
+
+    async def _events(
+        self,
+        first: Any,
+        chunks: AsyncIterator[dict[str, Any]],
+        body: Mapping[str, Any],
+        conv: Conversation,
     ) -> AsyncIterator[str]:
         """The upstream's stream, checked: text chunks forwarded as the output stage allows,
         tool calls held until complete and checked, a stop ends with the refusal and
-        `finish_reason: "content_filter"`; an upstream fault ends with an error event."""
+        `finish_reason: "content_filter"`. The upstream's stream is closed as soon as this
+        stops reading it (a stop, an error, a client gone)."""
         monitor = self.stages.output_monitor(conv)
-        meta: dict[str, Any] = {}
+        meta: Meta | None = None
         calls: dict[int, dict[str, Any]] = {}
         finish, usage, emitted = None, None, False
 
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> str:
-            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
-            return _sse({**meta, "object": "chat.completion.chunk", "choices": [choice]})
+        async def parsed() -> AsyncIterator[tuple[dict[str, Any], Any]]:
+            if first is not None:
+                yield first
+            async for raw in chunks:
+                yield raw, parse_chunk(raw)
 
-        try:
-            try:
-                async for upstream_chunk in self.upstream.stream(body):
-                    meta = meta or {k: upstream_chunk.get(k) for k in ("id", "created", "model")}
-                    choices = upstream_chunk.get("choices") or []
-                    if not choices:
-                        usage = upstream_chunk  # stream_options.include_usage: the last chunk
-                        continue
-                    delta = choices[0].get("delta") or {}
-                    finish = choices[0].get("finish_reason") or finish
-                    if delta.get("role") and not emitted:
-                        yield chunk({"role": delta["role"], "content": ""})
-                        emitted = True
-                    for call in delta.get("tool_calls") or ():
-                        slot = calls.setdefault(
-                            call.get("index", 0),
-                            {
-                                "id": None,
-                                "type": "function",
-                                "function": {"name": "", "arguments": ""},
-                            },
-                        )
-                        slot["id"] = call.get("id") or slot["id"]
-                        function = call.get("function") or {}
-                        slot["function"]["name"] += function.get("name") or ""
-                        slot["function"]["arguments"] += function.get("arguments") or ""
-                    piece = delta.get("content")
-                    if not piece:
-                        continue
-                    if monitor is None:
-                        yield chunk({"content": piece})
-                        continue
-                    t0 = time.perf_counter()
-                    shown = await anyio.to_thread.run_sync(monitor.feed, piece)
-                    self.metrics.defense_time.labels("output").observe(time.perf_counter() - t0)
-                    for text in shown:
-                        yield chunk({"content": text})
-                    if monitor.stopped_at is not None:
-                        break
-            except UpstreamError as exc:
-                self.metrics.upstream_errors.labels(exc.kind).inc()
-                yield _sse(
-                    {
-                        "error": {
-                            "message": exc.message,
-                            "type": "upstream_error",
-                            "param": None,
-                            "code": exc.status,
-                        }
-                    }
-                )
-                return
-            if monitor is not None and monitor.stopped_at is None:
-                shown = await anyio.to_thread.run_sync(monitor.finish)
+        async with contextlib.aclosing(chunks):
+            async for raw, delta in parsed():
+                if meta is None:
+                    meta = Meta.of(raw, body["model"])
+                usage = delta.usage or usage
+                finish = delta.finish or finish
+                if delta.role and not emitted:
+                    yield _sse(chunk(meta, {"role": "assistant", "content": ""}))
+                    emitted = True
+                for call in delta.calls:
+                    slot = calls.setdefault(
+                        call.get("index", 0),
+                        {"id": None, "type": "function", "function": {"name": "", "arguments": ""}},
+                    )
+                    slot["id"] = call.get("id") or slot["id"]
+                    function = call.get("function") or {}
+                    slot["function"]["name"] += function.get("name") or ""
+                    slot["function"]["arguments"] += function.get("arguments") or ""
+                if not delta.content:
+                    continue
+                if monitor is None:
+                    yield _sse(chunk(meta, {"content": delta.content}))
+                    continue
+                t0 = time.perf_counter()
+                shown = await anyio.to_thread.run_sync(monitor.feed, delta.content)
+                self.metrics.defense_time.labels("output").observe(time.perf_counter() - t0)
                 for text in shown:
-                    yield chunk({"content": text})
-            if monitor is not None and monitor.verdict is not None:
-                self.stages.note(monitor.verdict, "output", conv, monitor.text)
-            if monitor is not None and monitor.stopped_at is not None:
-                refusal = self.stages.refusal_text(monitor.verdict)
-                yield chunk({"content": ("\n" if monitor.text else "") + refusal}, "content_filter")
-                yield "data: [DONE]\n\n"
-                return
-            if calls:
-                ordered = [calls[i] for i in sorted(calls)]
-                kept, notes = await anyio.to_thread.run_sync(self.stages.check_calls, ordered, conv)
-                if kept:
-                    yield chunk({"tool_calls": [{"index": i, **c} for i, c in enumerate(kept)]})
-                if notes:
-                    yield chunk({"content": "\n".join(notes)})
-                    finish = "tool_calls" if kept else "content_filter"
-            yield chunk({}, finish or "stop")
-            if usage is not None:
-                yield _sse(usage)
+                    yield _sse(chunk(meta, {"content": text}))
+                if monitor.stopped_at is not None:
+                    break
+        meta = meta or Meta(model=body["model"])
+        if monitor is not None and monitor.stopped_at is None:
+            for text in await anyio.to_thread.run_sync(monitor.finish):
+                yield _sse(chunk(meta, {"content": text}))
+        if monitor is not None and monitor.verdict is not None:
+            self.stages.note(monitor.verdict, "output", conv, monitor.text)
+        if monitor is not None and monitor.stopped_at is not None:
+            refusal = self.stages.refusal_text(monitor.verdict)
+            yield _sse(
+                chunk(meta, {"content": ("\n" if monitor.text else "") + refusal}, "content_filter")
+            )
             yield "data: [DONE]\n\n"
-        finally:
-            self.metrics.latency.labels("true").observe(time.perf_counter() - start)
+            return
+        if calls:
+            ordered = [
+                {**calls[i], "id": calls[i]["id"] or f"call_{uuid.uuid4().hex[:16]}"}
+                for i in sorted(calls)
+            ]
+            kept, notes = await anyio.to_thread.run_sync(self.stages.check_calls, ordered, conv)
+            if kept:
+                yield _sse(
+                    chunk(meta, {"tool_calls": [{"index": i, **c} for i, c in enumerate(kept)]})
+                )
+            if notes:
+                yield _sse(chunk(meta, {"content": "\n".join(notes)}))
+                finish = "tool_calls" if kept else "content_filter"
+        yield _sse(chunk(meta, {}, finish or "stop"))
+        if usage is not None and (body.get("stream_options") or {}).get("include_usage"):
+            yield _sse(usage_chunk(meta, usage))
+        yield "data: [DONE]\n\n"
 
     async def models(self, request: Request) -> Response:
         if self.client(request) is None:
@@ -406,8 +380,7 @@ class Gateway:
         try:
             return JSONResponse(await self.upstream.models())
         except UpstreamError as exc:
-            self.metrics.upstream_errors.labels(exc.kind).inc()
-            return error(exc.status, exc.message, "upstream_error")
+            return self._upstream_error(exc)
 
     async def healthz(self, request: Request) -> Response:
         return JSONResponse(

@@ -9,6 +9,8 @@ key, raised before the server binds.
     max_body_bytes = 1_000_000
     max_messages = 256
     max_tokens = 4096
+    allowed_origins = []            # web origins whose pages may call it ("https://my.app")
+    allowed_hosts = []              # Host names it answers to besides loopback and `host`
 
     [upstream]
     url = "http://127.0.0.1:8000/v1"  # any OpenAI-compatible server; or local = "smollm2"
@@ -79,6 +81,8 @@ class GatewayConfig:
     refusal: str = "I can't help with that."
     audit_path: str | None = None
     audit_text: bool = False
+    allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def _table(raw: Mapping[str, Any], key: str, known: set[str]) -> dict[str, Any]:
@@ -135,6 +139,13 @@ def _env_secret(table: Mapping[str, Any], where: str, key: str) -> str | None:
     return value
 
 
+def _strings(table: Mapping[str, Any], where: str, key: str) -> tuple[str, ...]:
+    values = _get(table, where, key, list, [])
+    if not all(isinstance(v, str) and v for v in values):
+        raise ConfigError(f"{where}.{key} must be a list of non-empty strings")
+    return tuple(values)
+
+
 def is_loopback(host: str) -> bool:
     """Whether `host` is a loopback address (or localhost)."""
     if host in LOOPBACK:
@@ -165,6 +176,8 @@ def parse_config(raw: Mapping[str, Any]) -> GatewayConfig:
             "max_tokens",
             "conversation_header",
             "refusal",
+            "allowed_origins",
+            "allowed_hosts",
         },
     )
     host = _get(server, "server", "host", str, "127.0.0.1")
@@ -181,6 +194,12 @@ def parse_config(raw: Mapping[str, Any]) -> GatewayConfig:
             f"server.host is {host!r}, not loopback: set server.api_keys or server.api_keys_env "
             "first (the gateway binds to loopback only unless keys protect it)"
         )
+    origins, hosts = (_strings(server, "server", k) for k in ("allowed_origins", "allowed_hosts"))
+    for origin in origins:
+        if origin != "*" and not origin.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"server.allowed_origins: {origin!r} is not an origin (scheme://host[:port])"
+            )
     upstream = _table(raw, "upstream", {"url", "local", "model", "api_key_env", "timeout"})
     url, local = (
         _get(upstream, "upstream", "url", str, None),
@@ -229,6 +248,8 @@ def parse_config(raw: Mapping[str, Any]) -> GatewayConfig:
         refusal=_get(server, "server", "refusal", str, "I can't help with that."),
         audit_path=_get(audit, "audit", "path", str, None),
         audit_text=_get(audit, "audit", "log_text", bool, False),
+        allowed_origins=origins,
+        allowed_hosts=hosts,
     )
 
 

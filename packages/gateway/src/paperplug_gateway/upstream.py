@@ -1,7 +1,8 @@
 """The upstream: an OpenAI-compatible server reached with httpx (async, streaming). Every fault
 becomes an `UpstreamError` with the status the client gets: a refused or dropped connection
 502, a stall past the timeout 504, the upstream's own 4xx/429 passed on, its 5xx as 502, a
-reply or stream that is not the OpenAI format 502."""
+reply or stream that is not the OpenAI format 502 (`reply.py` reads their fields). A 429's
+`Retry-After` travels with it, since the official SDK's back-off reads it."""
 
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ import httpx
 class UpstreamError(Exception):
     """The upstream failed; `status` is what the client receives, `kind` labels the metric."""
 
-    def __init__(self, status: int, message: str, kind: str) -> None:
+    def __init__(
+        self, status: int, message: str, kind: str, *, retry_after: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.kind = status, message, kind
+        self.retry_after = retry_after
 
 
 def _error_text(response: httpx.Response) -> str:
@@ -66,8 +70,12 @@ class HTTPUpstream:
             return
         status = response.status_code if response.status_code < 500 else 502
         kind = "rate_limit" if response.status_code == 429 else f"http_{response.status_code}"
+        retry_after = response.headers.get("retry-after")
         raise UpstreamError(
-            status, f"upstream answered {response.status_code}: {_error_text(response)}", kind
+            status,
+            f"upstream answered {response.status_code}: {_error_text(response)}",
+            kind,
+            retry_after=retry_after[:64] if retry_after and status == 429 else None,
         )
 
     async def models(self) -> dict[str, Any]:
@@ -75,18 +83,14 @@ class HTTPUpstream:
         self._raise_for(response)
         return response.json()
 
-    async def complete(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """The upstream's chat completion (non-streamed), checked to be the OpenAI format."""
+    async def complete(self, body: Mapping[str, Any]) -> Any:
+        """The upstream's chat completion (non-streamed), parsed JSON."""
         response = await self._send("POST", "/chat/completions", dict(body, stream=False))
         self._raise_for(response)
         try:
-            reply = response.json()
-            reply["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise UpstreamError(
-                502, "the upstream's reply is not a chat completion", "malformed"
-            ) from None
-        return reply
+            return response.json()
+        except ValueError:
+            raise UpstreamError(502, "the upstream's reply is not JSON", "malformed") from None
 
     async def stream(self, body: Mapping[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """The upstream's chunks, parsed from its server-sent events, until `[DONE]`."""

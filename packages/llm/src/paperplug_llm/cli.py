@@ -19,6 +19,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address")
     serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        help="a web origin (https://my.app) whose pages may call the server; repeatable",
+    )
     chat = sub.add_parser("chat", help="one reply, streamed to stdout")
     chat.add_argument("prompt")
     chat.add_argument("--model", default="smollm2")
@@ -31,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
     model = get_chat_model(args.model)
     if args.command == "serve":
-        server = ChatServer(model, host=args.host, port=args.port)
+        server = ChatServer(
+            model, host=args.host, port=args.port, allowed_origins=tuple(args.allow_origin)
+        )
         print(
             f"serving {server.model_name} at {server.url}: one request at a time, in arrival "
             "order (Ctrl-C stops)",

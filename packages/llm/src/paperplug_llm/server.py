@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from paperplug.door import Door
 from paperplug_llm.messages import (
     Completion,
     ReplyStream,
@@ -198,15 +199,24 @@ class ChatServer:
     """Serve `model` (anything with `chat`, optionally `complete`/`stream`) on 127.0.0.1.
 
     `port=0` picks a free port; `url` is the base URL to give an OpenAI client. Each
-    connection gets a thread; the model serves one request at a time in arrival order.
+    connection gets a thread; the model serves one request at a time in arrival order. The
+    door (`paperplug.door`) refuses what a web page could make a browser send: a POST not
+    declared JSON, an origin outside `allowed_origins`, a `Host` that is not loopback.
     """
 
     def __init__(
-        self, model: Any, *, host: str = "127.0.0.1", port: int = 0, model_name: str | None = None
+        self,
+        model: Any,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        model_name: str | None = None,
+        allowed_origins: tuple[str, ...] = (),
     ) -> None:
         if not callable(getattr(model, "chat", None)):
             raise TypeError(f"model must have chat(messages, **kw), got {type(model).__name__}")
         check_loopback(host)
+        self.door = Door(origins=tuple(allowed_origins))
         self.model = model
         self.model_name = model_name or getattr(model, "name", None) or type(model).__name__
         self.created = int(time.time())
@@ -271,19 +281,48 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def end_headers(self) -> None:
+        for name, value in self.server_state.door.cors_headers(self.headers).items():
+            self.send_header(name, value)
+        super().end_headers()
+
+    def _refused(self) -> bool:
+        """Answer a request the door refuses (see `paperplug.door`); True when it did."""
+        refusal = self.server_state.door.check(self.command, self.headers)
+        if refusal is None:
+            return False
+        kind = "permission_error" if refusal.status == 403 else "invalid_request_error"
+        self._error(refusal.status, refusal.message, kind, param=refusal.param)
+        self.close_connection = True
+        return True
+
     def _error(
         self,
         status: int,
         message: str,
         kind: str = "invalid_request_error",
         code: str | None = None,
+        param: str | None = None,
     ) -> None:
         self._json(
-            status, {"error": {"message": message, "type": kind, "param": None, "code": code}}
+            status, {"error": {"message": message, "type": kind, "param": param, "code": code}}
         )
+
+    def do_OPTIONS(self) -> None:
+        """A CORS preflight: answered for an allowed origin only."""
+        if self._refused():
+            return
+        self.send_response(204)
+        for name, value in self.server_state.door.preflight_headers(self.headers).items():
+            if not name.startswith(("access-control-allow-origin", "vary")):  # end_headers adds
+                self.send_header(name, value)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def do_GET(self) -> None:
         state = self.server_state
+        if self._refused():
+            return
         path = self.path.split("?")[0].rstrip("/")
         if path in ("/v1/models", "/models"):
             self._json(200, {"object": "list", "data": [state.model_entry()]})
@@ -298,6 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         state = self.server_state
+        if self._refused():
+            return
         if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._error(404, f"no route {self.path}")
             return
