@@ -2,7 +2,6 @@
 streamed replies, tools and tool calls, the output guard stopping a stream with a refusal and
 `finish_reason: "content_filter"`, models, health, and errors the SDK raises."""
 
-import openai
 import pytest
 from wire import client, streamed
 

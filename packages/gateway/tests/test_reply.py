@@ -145,7 +145,7 @@ GOOD = [ev({"role": "assistant", "content": ""}), ev({"content": "a "}), ev({"co
 def test_a_bad_chunk_after_good_ones_ends_the_stream_with_an_error_event(
     serve, bad, where, defense
 ):
-    url, log = start(serve, defense, events=[*GOOD, bad, ev({"content": "never"})])
+    url, _ = start(serve, defense, events=[*GOOD, bad, ev({"content": "never"})])
     status, raw = raw_sse(
         url, {"model": "m", "messages": USER, "stream": True}
     )  # no torn connection
@@ -161,7 +161,7 @@ def test_a_bad_chunk_after_good_ones_ends_the_stream_with_an_error_event(
 
 
 def test_an_audit_write_that_fails_mid_stream_ends_with_an_error_event(serve, tmp_path):
-    up = serve(canned_upstream(events=GOOD + [ev({}, "stop")]))
+    up = serve(canned_upstream(events=[*GOOD, ev({}, "stop")]))
     audit = tmp_path / "a-directory"
     audit.mkdir()  # appending to it fails
     config = {"upstream": {"url": up}, "defense": [{"name": "regex-guard"}], "audit": {"path": str(audit)}}  # fmt: skip

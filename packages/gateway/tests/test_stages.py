@@ -8,6 +8,7 @@ import json
 import re
 
 import httpx
+import openai
 import pytest
 from paperplug_gateway import ConfigError, create_app, parse_config
 from wire import canned_upstream, client, raw_sse, streamed
@@ -151,7 +152,7 @@ def test_streamed_calls_are_held_until_complete_then_checked(serve):
                                            "function": {"name": "read_file", "arguments": '{"path": "/safe"}'}}]}]  # fmt: skip
     assert [d["content"] for d in deltas if re.fullmatch(BLOCKED_CALL, d.get("content") or "")]
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
-    _, finish, sdk_chunks = streamed(client(url).chat.completions.create(**{k: v for k, v in body.items() if k != "stream"}, stream=True))  # fmt: skip
+    _, finish, _ = streamed(client(url).chat.completions.create(**{k: v for k, v in body.items() if k != "stream"}, stream=True))  # fmt: skip
     assert finish == "tool_calls"
 
 
@@ -162,7 +163,7 @@ def test_upstream_errors_and_latencies_are_counted(serve):
     sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
     streamed(sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}], stream=True))  # fmt: skip
     limited = start(serve, canned_upstream(plain={"error": {"message": "no"}}, status=429))
-    with pytest.raises(Exception):
+    with pytest.raises(openai.RateLimitError):
         client(limited).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])  # fmt: skip
     ok = httpx.get(url.replace("/v1", "/metrics")).text
     assert 'paperplug_gateway_request_seconds_count{stream="false"} 1.0' in ok
