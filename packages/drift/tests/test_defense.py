@@ -1,11 +1,14 @@
 """DRIFT as a tool-stage Defense composed in a Guard around paperplug-llm's agent loop."""
 
+import json
+
 import pytest
 from helpers import INJECTION, Bank, drift_llm, gullible_agent, tool_call
 from paperplug_drift import ChecklistNode, DriftDefense, Plan
 from paperplug_llm import ScriptedChatModel, run_agent
 
 import paperplug
+from paperplug.state import ConversationState, MemoryStore
 
 PROMPT = [{"role": "user", "content": "Please pay the bill 'bill.txt'."}]
 PLAN = Plan(
@@ -175,5 +178,40 @@ def test_on_the_wire_the_tools_come_from_the_context_and_each_conversation_has_i
     assert not defense.check(password, first).valid  # nothing asked to change a password
     second = {**base, "conversation_id": "client-b", "phase": "call"}
     assert defense.check(pay, second).valid  # not a repeat: another conversation's session
-    assert set(defense.sessions) == {("client-a", base["prompt"]), ("client-b", base["prompt"])}
+    assert len(defense.store) == 2  # one session each, in the defense's own bounded store
     assert not defense.check(pay, first).valid  # a repeat within client-a's own session
+
+
+def _request(store, messages, **context):
+    """One gateway request's check context: its state view, scoped as the gateway scopes it."""
+    view = ConversationState.for_request(store, "key0:conv", messages)
+    return view, {"prompt": messages[0]["content"], "messages": messages, "tools": OPENAI_TOOLS,
+                  "conversation_id": "key0:conv", "state": view.scoped("drift"), **context}  # fmt: skip
+
+
+def _assistant(call_id, call):
+    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function",
+            "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]}  # fmt: skip
+
+
+def test_on_the_wire_each_run_of_a_task_continues_from_its_own_history():
+    """Two runs of one task at once, with the same opening and no conversation header: the
+    one with the shorter history never resets the other's session (the old per-conversation
+    dict did), and each run's repeat is caught in its own history only."""
+    store = MemoryStore()
+    defense = DriftDefense(planner="query")
+    opening = [{"role": "user", "content": "Please pay the bill 'bill.txt'."}]
+    pay = {"name": "send_money", "arguments": {"recipient": "UK12", "amount": 98.7}}
+    state_a, context = _request(store, opening, phase="call")
+    assert defense.check(pay, context).valid
+    context["state"].commit()
+    state_a.persist(_assistant("call_a", pay))
+    # run B starts the same task while A goes on
+    state_b, context = _request(store, opening, phase="call")
+    assert defense.check(pay, context).valid  # B has paid nothing yet: no repeat
+    context["state"].commit()
+    state_b.persist(_assistant("call_b", pay))
+    after_a = [*opening, _assistant("call_a", pay), {"role": "tool", "tool_call_id": "call_a", "content": "sent"}]  # fmt: skip
+    _, context = _request(store, after_a, phase="call")
+    assert not defense.check(pay, context).valid  # A's own repeat, from A's own history
+    assert len(defense.store) == 0  # nothing in the defense: the state lives in the store

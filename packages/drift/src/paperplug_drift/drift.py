@@ -59,6 +59,7 @@ class DriftSession:
         self.validator, self.isolator, self.config, self.usage = validator, isolator, config, usage
         self.decisions: list[Decision] = []
         self.isolations: list[Isolation] = []
+        self.results = 0  # tool results isolated in this task, this request's and earlier ones
 
     def validate(self, calls: list[Any]) -> Decision:
         """The Dynamic Validator on one batch (everything allowed when validation is off)."""
@@ -71,6 +72,7 @@ class DriftSession:
     def isolate(self, result: Any) -> Isolation:
         """The Injection Isolator on one tool result (text, JSON, YAML, a table, HTML, a dict or
         a list; kept in its own format and type), unchanged when isolation is off."""
+        self.results += 1
         if not self.config.isolate:
             return Isolation(result)
         isolation = self.isolator.isolate(self.query, result)
@@ -137,15 +139,22 @@ class Drift:
         )
 
     def session(
-        self, query: str, tools: Any, *, plan: Plan | None = None, **context: Any
+        self,
+        query: str,
+        tools: Any,
+        *,
+        plan: Plan | None = None,
+        privileges: dict[str, Privilege] | None = None,
+        **context: Any,
     ) -> DriftSession:
-        """Start a task: assign privileges (cached per toolset), plan (unless `plan` is given),
-        and build the validator and isolator. `context` goes to the planner (AgentDojo's
-        oracle reads `env` there)."""
+        """Start a task: assign privileges (cached per toolset; or the given ones, e.g. an
+        earlier request's), plan (unless `plan` is given), and build the validator and
+        isolator. `context` goes to the planner (AgentDojo's oracle reads `env` there)."""
         if not check_type(query, "query", str).strip():
             raise ValueError("query must be a non-empty string")
         specs = tool_specs(tools)
-        privileges = self.privileges.assign(specs)
+        if privileges is None:
+            privileges = self.privileges.assign(specs)
         if plan is None:
             if self.planner is None:
                 raise ValueError(

@@ -86,6 +86,20 @@ class Plan:
             "source": self.source,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        """The plan `to_dict` wrote (a session's state kept in a store)."""
+        nodes = data.get("checklist")
+        checklist = (
+            None
+            if nodes is None
+            else [
+                ChecklistNode(n["name"], n.get("required parameters"), n.get("conditions"))
+                for n in nodes
+            ]
+        )
+        return cls(list(data["trajectory"]), checklist, data.get("source", "given"))
+
 
 def parse_trajectory(text: str) -> list[str] | None:
     """Function names from `<function_trajectory>[a, b]</function_trajectory>`; None if absent."""

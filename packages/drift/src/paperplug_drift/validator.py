@@ -11,6 +11,7 @@ deviation (the official code's strict setting).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -159,6 +160,24 @@ class DynamicValidator:
         self.repeat_reads = repeat_reads
         self.achieved: list[str] = []
         self.history: list[Call] = []
+
+    def state(self) -> dict[str, Any]:
+        """What a later request of the conversation needs (JSON): the plans, the achieved
+        trajectory and the calls that ran (their arguments as JSON reads them back)."""
+        history = [json.loads(json.dumps(c.to_dict(), default=str)) for c in self.history]
+        return {
+            "initial_plan": self.initial_plan.to_dict(),
+            "plan": self.plan.to_dict(),
+            "achieved": list(self.achieved),
+            "history": history,
+        }
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Continue from a `state()` written by an earlier request."""
+        self.initial_plan = Plan.from_dict(state["initial_plan"])
+        self.plan = Plan.from_dict(state["plan"])
+        self.achieved = list(state["achieved"])
+        self.history = [as_call(c) for c in state["history"]]
 
     def privilege(self, name: str) -> Privilege:
         if name in self.privileges:

@@ -30,6 +30,7 @@ from starlette.routing import Route
 
 from paperplug import Guard, compose
 from paperplug.door import Door, served_hosts
+from paperplug.state import ConversationState, MemoryStore, RedisStore, StateError
 from paperplug_gateway.audit import AuditLog
 from paperplug_gateway.config import ConfigError, GatewayConfig
 from paperplug_gateway.defenses import build_guard, upstream_chat_model
@@ -60,6 +61,11 @@ class Gateway:
         self.config = config
         self.metrics = Metrics()
         self.audit = AuditLog(config.audit_path, log_text=config.audit_text)
+        self.store = (
+            RedisStore(config.state_url, ttl=config.state_ttl)
+            if config.state_url
+            else MemoryStore(config.state_max_items, ttl=config.state_ttl)
+        )
         self.local_server = None
         url = config.upstream.url
         if guard is None:
@@ -196,12 +202,19 @@ class Gateway:
         if isinstance(body, JSONResponse):
             return body
         messages = [dict(m) for m in body["messages"]]
+        key = conversation_id(
+            client, request.headers.get(self.config.conversation_header), messages
+        )
         conv = Conversation(
-            conversation_id(client, request.headers.get(self.config.conversation_header), messages),
+            key,
             messages,
             list(body.get("tools") or []),
+            ConversationState.for_request(self.store, key, messages),
         )
-        refused = await anyio.to_thread.run_sync(self.stages.admit, conv)
+        try:
+            refused = await anyio.to_thread.run_sync(self.stages.admit, conv)
+        except StateError as exc:
+            return _state_error(exc)
         if refused is not None:
             return self._refusal(body, refused)
         upstream_body = {**body, "messages": conv.messages}
@@ -223,7 +236,10 @@ class Gateway:
             reply = parse_reply(await self.upstream.complete(upstream_body), body["model"])
         except UpstreamError as exc:
             return self._upstream_error(exc)
-        return JSONResponse(await anyio.to_thread.run_sync(self._guard_reply, reply, conv))
+        try:
+            return JSONResponse(await anyio.to_thread.run_sync(self._guard_reply, reply, conv))
+        except StateError as exc:
+            return _state_error(exc)
 
     def _guard_reply(self, reply: Any, conv: Conversation) -> dict[str, Any]:
         """The upstream's whole reply through the tool (calls) and output stages, rebuilt
@@ -237,9 +253,11 @@ class Gateway:
         if stopped:
             kept, finish = [], "content_filter"
         content = "\n".join(filter(None, [text, *notes]))
-        return completion(
+        out = completion(
             reply.meta, content if content or not kept else None, kept, finish, reply.usage
         )
+        conv.state.persist(out["choices"][0]["message"])
+        return out
 
     def _refusal(self, body: Mapping[str, Any], text: str) -> Response:
         """The answer to a refused request: the refusal as the assistant's reply, flagged."""
@@ -271,6 +289,8 @@ class Gateway:
         except UpstreamError as exc:
             self.metrics.upstream_errors.labels(exc.kind).inc()
             yield _error_event(exc.message, "upstream_error", exc.status)
+        except StateError as exc:
+            yield _error_event(_state_message(exc), "state_error", 503)
         except Exception:
             logger.exception("a streamed reply failed in the gateway")
             yield _error_event(
@@ -293,7 +313,12 @@ class Gateway:
         monitor = self.stages.output_monitor(conv)
         meta: Meta | None = None
         calls: dict[int, dict[str, Any]] = {}
-        finish, usage, emitted = None, None, False
+        finish, usage, emitted, said = None, None, False, []
+
+        def say(text: str, finish_reason: str | None = None) -> str:
+            """A content chunk, remembered: the reply the client assembles is the state's key."""
+            said.append(text)
+            return _sse(chunk(meta, {"content": text}, finish_reason))
 
         async def parsed() -> AsyncIterator[tuple[dict[str, Any], Any]]:
             if first is not None:
@@ -322,28 +347,29 @@ class Gateway:
                 if not delta.content:
                     continue
                 if monitor is None:
-                    yield _sse(chunk(meta, {"content": delta.content}))
+                    yield say(delta.content)
                     continue
                 t0 = time.perf_counter()
                 shown = await anyio.to_thread.run_sync(monitor.feed, delta.content)
                 self.metrics.defense_time.labels("output").observe(time.perf_counter() - t0)
                 for text in shown:
-                    yield _sse(chunk(meta, {"content": text}))
+                    yield say(text)
                 if monitor.stopped_at is not None:
                     break
         meta = meta or Meta(model=body["model"])
         if monitor is not None and monitor.stopped_at is None:
             for text in await anyio.to_thread.run_sync(monitor.finish):
-                yield _sse(chunk(meta, {"content": text}))
+                yield say(text)
         if monitor is not None and monitor.verdict is not None:
             self.stages.note(monitor.verdict, "output", conv, monitor.text)
         if monitor is not None and monitor.stopped_at is not None:
             refusal = self.stages.refusal_text(monitor.verdict)
-            yield _sse(
-                chunk(meta, {"content": ("\n" if monitor.text else "") + refusal}, "content_filter")
-            )
+            stop = say(("\n" if monitor.text else "") + refusal, "content_filter")
+            await anyio.to_thread.run_sync(conv.state.persist, _assistant(said, []))
+            yield stop
             yield "data: [DONE]\n\n"
             return
+        kept: list[dict[str, Any]] = []
         if calls:
             ordered = [
                 {**calls[i], "id": calls[i]["id"] or f"call_{uuid.uuid4().hex[:16]}"}
@@ -355,8 +381,9 @@ class Gateway:
                     chunk(meta, {"tool_calls": [{"index": i, **c} for i, c in enumerate(kept)]})
                 )
             if notes:
-                yield _sse(chunk(meta, {"content": "\n".join(notes)}))
+                yield say("\n".join(notes))
                 finish = "tool_calls" if kept else "content_filter"
+        await anyio.to_thread.run_sync(conv.state.persist, _assistant(said, kept))
         yield _sse(chunk(meta, {}, finish or "stop"))
         if usage is not None and (body.get("stream_options") or {}).get("include_usage"):
             yield _sse(usage_chunk(meta, usage))
@@ -400,6 +427,20 @@ class Gateway:
                 "authentication_error",
             )
         return Response(self.metrics.render(), media_type="text/plain; version=0.0.4")
+
+
+def _assistant(said: list[str], calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The assistant message a client assembles from a streamed reply."""
+    return {"role": "assistant", "content": "".join(said) or None, "tool_calls": calls}
+
+
+def _state_message(exc: StateError) -> str:
+    return f"the conversation state store failed, so the request is refused: {exc}"
+
+
+def _state_error(exc: StateError) -> JSONResponse:
+    """A state store that fails fails the request closed: 503, the SDK retries it."""
+    return error(503, _state_message(exc), "state_error")
 
 
 def _needs_model(config: GatewayConfig) -> bool:

@@ -25,6 +25,11 @@ key, raised before the server binds.
     [audit]
     path = "gateway-audit.jsonl"
     log_text = false
+
+    [state]                           # conversation state (DRIFT's sessions)
+    url = "redis://127.0.0.1:6379/0"  # shared by replicas; default: in process
+    ttl = 3600                        # seconds a conversation's state is kept
+    max_items = 10000                 # in process: entries kept (least recently used go)
 """
 
 from __future__ import annotations
@@ -83,6 +88,9 @@ class GatewayConfig:
     audit_text: bool = False
     allowed_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
+    state_url: str | None = None
+    state_ttl: float = 3600.0
+    state_max_items: int = 10_000
 
 
 def _table(raw: Mapping[str, Any], key: str, known: set[str]) -> dict[str, Any]:
@@ -158,10 +166,10 @@ def is_loopback(host: str) -> bool:
 
 def parse_config(raw: Mapping[str, Any]) -> GatewayConfig:
     """A GatewayConfig from the parsed TOML; a `ConfigError` naming the first bad key."""
-    unknown = sorted(set(raw) - {"server", "upstream", "defense", "audit"})
+    unknown = sorted(set(raw) - {"server", "upstream", "defense", "audit", "state"})
     if unknown:
         raise ConfigError(
-            f"{unknown[0]} is not a known table (known: server, upstream, defense, audit)"
+            f"{unknown[0]} is not a known table (known: server, upstream, defense, audit, state)"
         )
     server = _table(
         raw,
@@ -227,6 +235,10 @@ def parse_config(raw: Mapping[str, Any]) -> GatewayConfig:
         params = {k: v for k, v in entry.items() if k not in DEFENSE_KEYS}
         specs.append(DefenseSpec(name, params, float(_positive(entry, where, "timeout", 10.0))))
     audit = _table(raw, "audit", {"path", "log_text"})
+    state = _table(raw, "state", {"url", "ttl", "max_items"})
+    state_url = _get(state, "state", "url", str, None)
+    if state_url is not None and not state_url.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(f"state.url must be a redis:// URL, got {state_url!r}")
     return GatewayConfig(
         upstream=UpstreamConfig(
             url=url.rstrip("/") if url else None,
@@ -250,6 +262,9 @@ def parse_config(raw: Mapping[str, Any]) -> GatewayConfig:
         audit_text=_get(audit, "audit", "log_text", bool, False),
         allowed_origins=origins,
         allowed_hosts=hosts,
+        state_url=state_url,
+        state_ttl=float(_positive(state, "state", "ttl", 3600.0)),
+        state_max_items=_positive(state, "state", "max_items", 10_000),
     )
 
 

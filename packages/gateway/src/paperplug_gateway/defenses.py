@@ -3,7 +3,9 @@ a user's plugin, by the same name), in stage order, each under its own time limi
 
 A defense that does not answer in time raises inside the guard, which fails closed: the
 verdict is invalid and names it. Its worker thread cannot be stopped and finishes in the
-background; the request does not wait for it.
+background; the request does not wait for it, and whatever state it writes is dropped: each
+check gets its own view of the conversation's state (`context["state"]`, scoped by the
+defense's name), kept only when the check answered in time.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import paperplug
 from paperplug import Guard, Verdict, compose
+from paperplug.state import ConversationState
 from paperplug_gateway.config import ConfigError, DefenseSpec, UpstreamConfig
 
 UPSTREAM = "upstream"  # a parameter value that stands for a ChatModel of the gateway's upstream
@@ -31,11 +34,24 @@ class TimedDefense:
         self.stage = defense.stage
 
     def check(self, payload: Any, context: Mapping[str, Any] | None = None) -> Verdict:
+        state = (context or {}).get("state")
+        if isinstance(state, ConversationState):
+            state = state.scoped(self.name)
+            context = {**context, "state": state}
         future = self._pool.submit(self.defense.check, payload, context)
         try:
-            return future.result(timeout=self.timeout)
+            verdict = future.result(timeout=self.timeout)
         except concurrent.futures.TimeoutError:
+            if state is not None:
+                state.abandon()
             raise DefenseTimeout(f"{self.name} did not answer within {self.timeout:g} s") from None
+        except BaseException:
+            if state is not None:
+                state.abandon()
+            raise
+        if state is not None:
+            state.commit()
+        return verdict
 
 
 def upstream_chat_model(upstream: UpstreamConfig, url: str) -> Any:

@@ -9,9 +9,11 @@
 - output: the reply's text, streamed chunk by chunk through `Guard.stream`'s logic
   (`GuardedStream.feed`/`finish`), so nothing reaches the client before it was checked.
 
-Every check's context carries `conversation_id`, `messages`, `prompt` (the last user message)
-and `tools`: a stateful defense keys its state by the conversation, never shared between
-clients. The output stage adds `reply_id` (the conversation's id and a fresh suffix): a
+Every check's context carries `conversation_id`, `messages`, `prompt` (the last user message),
+`tools` and `state`, the request's view of the conversation's state (`paperplug.state`:
+scoped by the client and the conversation, keyed by its history, in process or in Redis): a
+stateful defense keeps its state there, never shared between clients. A state store that
+fails fails the request closed (`StateError`, a 503). The output stage adds `reply_id` (the conversation's id and a fresh suffix): a
 monitor that keeps per-stream state keys it by the reply, so two replies streamed at once in
 one conversation never share it. These calls are synchronous; the app runs them in worker threads.
 """
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperplug import Guard, GuardedStream, GuardVerdict
+from paperplug.state import ConversationState, StateError
 from paperplug_gateway.audit import AuditLog
 from paperplug_gateway.metrics import Metrics
 
@@ -48,6 +51,7 @@ class Conversation:
     id: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)
+    state: ConversationState | None = None
 
     @property
     def prompt(self) -> str:
@@ -60,6 +64,7 @@ class Conversation:
             "messages": self.messages,
             "prompt": self.prompt,
             "tools": self.tools,
+            "state": self.state,
             **extra,
         }
 
@@ -103,6 +108,9 @@ class Stages:
         verdict = self.guard.check(payload, stage=stage, context=conv.context(**extra))
         self.metrics.defense_time.labels(stage).observe(time.perf_counter() - start)
         self.note(verdict, stage, conv, payload)
+        for name, v in verdict.verdicts:
+            if str(v.details.get("error", "")).startswith("StateError"):
+                raise StateError(f"{name}: {v.details['error'].removeprefix('StateError: ')}")
         return verdict
 
     def note(
