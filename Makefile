@@ -16,7 +16,7 @@ TEST_ENV = PAPERPLUG_NO_SKIP=1
 PKG ?=
 NAME ?=
 
-.PHONY: help uv install lint format test test-core test-pkg test-packages test-cross dist demo bench new-plugin readme docs docs-serve clean
+.PHONY: help uv system install lint format test test-core test-pkg test-packages test-cross dist demo bench new-plugin readme docs docs-serve clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -63,7 +63,16 @@ dist: uv ## wheel and sdist of the core and of every package, into dist/
 	@for d in core $(foreach s,$(SLUGS),packages/$(s)); do $(UV) build -q --out-dir dist $$d; done
 	@ls dist | wc -l | xargs echo "dist/: files:"
 
-test: lint test-core test-packages test-cross ## lint + core + each package alone + cross-package
+system: ## the Debian packages the tests drive (Chromium for the docs site, redis-server for the gateway's replicas), installed when missing
+	@missing=""; \
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || missing="chromium chromium-driver"; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "install these Debian packages first:$$missing"; exit 2; fi; \
+	  echo "installing$$missing (apt-get)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+test: system lint test-core test-packages test-cross ## system packages + lint + core + each package alone + cross-package
 
 demo: install ## every installed package's embedded default, a summary table, then the guarded agent (use 3)
 	.venv/bin/paperplug demo --all

@@ -76,6 +76,7 @@ def test_the_memory_store_is_bounded_and_expires():
     for i in range(5):
         store.set(f"k{i}", str(i))
     assert len(store) == 3 and store.get_many(["k0", "k1", "k2", "k4"]) == [None, None, "2", "4"]
+    assert store.nbytes == 3  # "2", "3", "4"
     store.get_many(["k2"])  # recently used: kept when a new key arrives
     store.set("k5", "5")
     assert store.get_many(["k2", "k3"]) == ["2", None]

@@ -52,6 +52,12 @@ class MemoryStore:
     def __len__(self) -> int:
         return len(self._items)
 
+    @property
+    def nbytes(self) -> int:
+        """Characters of JSON held (what the state costs in memory, short of Python's overhead)."""
+        with self._lock:
+            return sum(len(value) for _, value in self._items.values())
+
     def get_many(self, keys: Sequence[str]) -> list[str | None]:
         now = time.monotonic()
         out: list[str | None] = []

@@ -10,6 +10,7 @@ whose streaming hook checks the growing text the same way); and the gateway alon
 LiteLLM has no counterpart for.
 
     make bench PKG=gateway ARGS="--requests 8"
+    make bench PKG=gateway ARGS="--part state"   # what conversation state costs: memory, Redis
 """
 
 from __future__ import annotations
@@ -216,6 +217,62 @@ def leaks(url: str) -> bool:
     return "password" in text
 
 
+def state_cost(requests: int) -> None:
+    """What conversation state costs, DRIFT configured by name: the bytes stored per
+    conversation, and the latency of a two-turn conversation's requests with the state in
+    process against Redis (a redis-server on loopback), sequential, median over `requests`."""
+    import httpx
+    from paperplug_gateway import Gateway, parse_config, serve_in_thread
+    from paperplug_gateway.embedded import scripted_upstream
+
+    pay = {"name": "send_money", "arguments": {"recipient": "UK12", "amount": 10}}
+    tools = [{"type": "function", "function": {"name": "send_money", "parameters": {"type": "object"}}}]  # fmt: skip
+    port = free_port()
+    redis = spawn(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"])
+    rows = []
+    try:
+        with serve_in_thread(
+            scripted_upstream(lambda m, t: {"content": "", "tool_calls": [pay]})
+        ) as up:
+            for name, state in (
+                ("in process", {}),
+                ("Redis", {"url": f"redis://127.0.0.1:{port}/0"}),
+            ):
+                gateway = Gateway(parse_config({"upstream": {"url": up}, "state": state,
+                                                "defense": [{"name": "drift", "planner": "query"}]}))  # fmt: skip
+                with serve_in_thread(gateway.app) as url, httpx.Client() as http:
+                    sdk = openai.OpenAI(
+                        base_url=url, api_key="none", max_retries=0, http_client=http
+                    )
+                    times = []
+                    for i in range(requests):
+                        history = [{"role": "user", "content": f"Please pay UK12 10 euros ({i})."}]
+                        for _ in range(2):
+                            start = time.perf_counter()
+                            answer = sdk.chat.completions.create(
+                                model="m", messages=history, tools=tools
+                            )
+                            times.append(time.perf_counter() - start)
+                            message = answer.choices[0].message
+                            call = (message.tool_calls or [None])[0]
+                            history += [message.model_dump(exclude_none=True)]
+                            if call is not None:
+                                history += [
+                                    {"role": "tool", "tool_call_id": call.id, "content": "sent"}
+                                ]
+                if name == "in process":  # the same JSON goes to Redis
+                    size = gateway.store.nbytes / len(gateway.store)
+                rows.append([name, 1000 * np.median(times), 1000 * np.percentile(times, 99)])
+    finally:
+        redis.terminate()
+        redis.wait(10)
+    print(
+        f"\nDRIFT (query planner) by name, {requests} two-turn conversations, one client; "
+        f"{size:.0f} bytes of JSON stored per conversation turn"
+    )
+    print(table(rows, ["state", "p50 ms/request", "p99 ms/request"], digits=1))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -226,8 +283,12 @@ def main(argv: list[str] | None = None) -> int:
         "--delay", type=float, default=0.005, help="the upstream's seconds per chunk"
     )
     parser.add_argument("--rounds", type=int, default=5, help="alternating direct/proxy rounds")
+    parser.add_argument("--part", choices=("latency", "state"), default="latency")
     args = parser.parse_args(argv)
     single_thread()
+    if args.part == "state":
+        state_cost(max(args.requests, 50))
+        return 0
     assert RegexGuard(PATTERN).pattern.pattern == PATTERN
     rows, procs = [], []
     with tempfile.TemporaryDirectory() as tmp:

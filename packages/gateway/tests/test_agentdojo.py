@@ -71,10 +71,11 @@ class ObeyingModel:
         return {"content": self.answer}
 
 
-def run_pairs(base_url: str, model: ObeyingModel, suite) -> tuple[int, list[str]]:
+def run_pairs(base_url: str, model: ObeyingModel, suite, http_client=None) -> tuple[int, list[str]]:
     """(injections that succeeded, the user tasks of the pairs done) over PAIRS, through
-    `base_url`."""
-    llm = OpenAILLM(openai.OpenAI(base_url=base_url, api_key="none", max_retries=0), "local")
+    `base_url` (with `http_client`'s transport, where given)."""
+    sdk = openai.OpenAI(base_url=base_url, api_key="none", max_retries=0, http_client=http_client)
+    llm = OpenAILLM(sdk, "local")
     pipeline = AgentPipeline(
         [
             SystemMessage("You are a helpful assistant."),

@@ -2,6 +2,8 @@
 streamed replies, tools and tool calls, the output guard stopping a stream with a refusal and
 `finish_reason: "content_filter"`, models, health, and errors the SDK raises."""
 
+import os
+
 import pytest
 from wire import client, streamed
 
@@ -103,6 +105,7 @@ def test_models_health_and_metrics(url):
     assert [m.id for m in client(url).models.list()] == ["scripted"]
     assert httpx.get(url.replace("/v1", "/healthz")).json() == {
         "status": "ok",
+        "pid": os.getpid(),
         "defenses": ["regex-guard"],
     }
     client(url).chat.completions.create(model="m", messages=[{"role": "user", "content": "secret"}])

@@ -16,6 +16,7 @@ import contextlib
 import hmac
 import json
 import logging
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -32,7 +33,7 @@ from paperplug import Guard, compose
 from paperplug.door import Door, served_hosts
 from paperplug.state import ConversationState, MemoryStore, RedisStore, StateError
 from paperplug_gateway.audit import AuditLog
-from paperplug_gateway.config import ConfigError, GatewayConfig
+from paperplug_gateway.config import CONFIG_ENV, ConfigError, GatewayConfig, load_config
 from paperplug_gateway.defenses import build_guard, upstream_chat_model
 from paperplug_gateway.door import EXCEPTION_HANDLERS, DoorMiddleware, error
 from paperplug_gateway.metrics import Metrics
@@ -413,6 +414,7 @@ class Gateway:
         return JSONResponse(
             {
                 "status": "ok",
+                "pid": os.getpid(),  # which worker answered (serve --workers N)
                 "defenses": [
                     getattr(d, "name", type(d).__name__) for d in self.stages.guard.defenses
                 ],
@@ -445,6 +447,12 @@ def _state_error(exc: StateError) -> JSONResponse:
 
 def _needs_model(config: GatewayConfig) -> bool:
     return any(v == "upstream" for spec in config.defenses for v in spec.params.values())
+
+
+def app_from_env() -> Starlette:
+    """The app of one worker process: the config at $PAPERPLUG_GATEWAY_CONFIG (what
+    `paperplug-gateway serve --workers N` hands uvicorn as its factory)."""
+    return Gateway(load_config(os.environ[CONFIG_ENV])).app
 
 
 def create_app(config: GatewayConfig, **kw: Any) -> Starlette:

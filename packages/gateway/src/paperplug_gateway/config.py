@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+CONFIG_ENV = "PAPERPLUG_GATEWAY_CONFIG"  # the config's path, for uvicorn's worker processes
 DEFENSE_KEYS = {"name", "timeout"}  # the others are the defense's parameters
 
 

@@ -1,9 +1,14 @@
 """Prometheus metrics (`/metrics`, text format): requests, blocks per defense and stage,
-upstream errors, and the time spent in the upstream and in the defenses."""
+upstream errors, and the time spent in the upstream and in the defenses. Under several
+worker processes (`PROMETHEUS_MULTIPROC_DIR` set, as `serve --workers N` does), every worker
+writes its values there and any worker's `/metrics` sums them all."""
 
 from __future__ import annotations
 
+import os
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -47,4 +52,8 @@ class Metrics:
         )
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            return generate_latest(self.registry)
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+        return generate_latest(registry)
