@@ -30,7 +30,14 @@ FIELDS = {
 }
 TEMPLATE = ROOT / ".ci" / "template"
 # what package code may import
-PUBLIC_CORE_MODULES = {"paperplug", "paperplug.harness", "paperplug.checks", "paperplug.extras"}
+PUBLIC_CORE_MODULES = {
+    "paperplug",
+    "paperplug.harness",
+    "paperplug.checks",
+    "paperplug.extras",
+    "paperplug.state",  # conversation state: the store interface checks receive
+    "paperplug.door",  # the browser checks of a local JSON API server
+}
 
 
 def _pyproject(slug: str) -> dict:

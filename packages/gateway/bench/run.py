@@ -11,6 +11,7 @@ LiteLLM has no counterpart for.
 
     make bench PKG=gateway ARGS="--requests 8"
     make bench PKG=gateway ARGS="--part state"   # what conversation state costs: memory, Redis
+    make bench PKG=gateway ARGS="--part throughput"   # requests/s at saturation, beside LiteLLM
 """
 
 from __future__ import annotations
@@ -273,6 +274,62 @@ def state_cost(requests: int) -> None:
     print(table(rows, ["state", "p50 ms/request", "p99 ms/request"], digits=1))
 
 
+def saturate(url: str, seconds: float, clients: int = CLIENTS) -> float:
+    """Non-streamed requests per second that `clients` threads complete through `url`, each
+    sending its next request as soon as the last one is answered, for `seconds`."""
+    stop = time.monotonic() + seconds
+
+    def one(_: int) -> int:
+        sdk = openai.OpenAI(base_url=url, api_key=KEY, max_retries=0, timeout=120)
+        done = 0
+        while time.monotonic() < stop:
+            sdk.chat.completions.create(
+                model="scripted", messages=[{"role": "user", "content": "go"}]
+            )
+            done += 1
+        return done
+
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        total = sum(pool.map(one, range(clients)))
+    return total / (time.monotonic() - start)
+
+
+def throughput(seconds: float, rounds: int) -> None:
+    """Requests per second at saturation (non-streamed, no defense, 32 clients): the upstream
+    alone, the gateway and LiteLLM's proxy, in alternating rounds; the median per server."""
+    procs, rates = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        try:
+            up_port = free_port()
+            procs.append(upstream(up_port, "a short reply of a few words", 0.0))
+            up = f"http://127.0.0.1:{up_port}/v1"
+            wait_up(f"{up}/models")
+            servers = {"upstream alone": up}
+            for name, start, health in (("paperplug-gateway", gateway, "/healthz"),
+                                        ("LiteLLM proxy", litellm, "/health/liveliness")):  # fmt: skip
+                port = free_port()
+                procs.append(start(port, up, "none", work))
+                wait_up(f"http://127.0.0.1:{port}{health}")
+                servers[name] = f"http://127.0.0.1:{port}/v1"
+            for url in servers.values():
+                saturate(url, 2)  # warm up
+            for r in range(rounds):
+                for name, url in servers.items():
+                    rates.setdefault(name, []).append(saturate(url, seconds))
+                print(f"round {r + 1}/{rounds} done", flush=True)
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                p.wait(timeout=30)
+    rows = [[name, float(np.median(r)), float(np.median(r)) / np.median(rates["upstream alone"])]
+            for name, r in rates.items()]  # fmt: skip
+    print(f"\n{CLIENTS} clients, non-streamed, no defense, {rounds} rounds of {seconds:g} s")
+    print(table(rows, ["server", "requests/s (median)", "of the upstream's"], digits=2))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -283,11 +340,15 @@ def main(argv: list[str] | None = None) -> int:
         "--delay", type=float, default=0.005, help="the upstream's seconds per chunk"
     )
     parser.add_argument("--rounds", type=int, default=5, help="alternating direct/proxy rounds")
-    parser.add_argument("--part", choices=("latency", "state"), default="latency")
+    parser.add_argument("--part", choices=("latency", "state", "throughput"), default="latency")
+    parser.add_argument("--seconds", type=float, default=10, help="seconds per throughput round")
     args = parser.parse_args(argv)
     single_thread()
     if args.part == "state":
         state_cost(max(args.requests, 50))
+        return 0
+    if args.part == "throughput":
+        throughput(args.seconds, args.rounds)
         return 0
     assert RegexGuard(PATTERN).pattern.pattern == PATTERN
     rows, procs = [], []

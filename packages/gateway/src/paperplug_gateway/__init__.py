@@ -11,6 +11,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         "Gateway": ".app",
+        "app_from_env": ".app",
         "create_app": ".app",
         "AuditLog": ".audit",
         "ConfigError": ".config",
@@ -20,6 +21,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "load_config": ".config",
         "parse_config": ".config",
         "build_guard": ".defenses",
+        "RequestError": ".request",
+        "validate_request": ".request",
         "serve_in_thread": ".server",
         "Conversation": ".stages",
         "Stages": ".stages",
