@@ -7,7 +7,8 @@ the chunks of a reply. Configurations: no defense on either side; a regex-level 
 defense on both (paperplug: `RegexGuard` as a user's plugin; LiteLLM: a `CustomGuardrail`
 whose streaming hook checks the growing text the same way); and the gateway alone with DRIFT
 (query planner) and SCM configured by name (a tiny SCM trained at the start, seconds), which
-LiteLLM has no counterpart for.
+LiteLLM has no counterpart for, with SCM's steps one stream at a time and batched across the
+open streams (`batch = true`).
 
     make bench PKG=gateway ARGS="--requests 8"
     make bench PKG=gateway ARGS="--part state"   # what conversation state costs: memory, Redis
@@ -120,6 +121,8 @@ def gateway(port: int, up: str, defense: str, work: Path) -> subprocess.Popen:
         "drift+scm": '[[defense]]\nname = "drift"\nplanner = "query"\ntimeout = 60\n'
         f'[[defense]]\nname = "scm"\npath = "{work / "scm-ckpt"}"\ntimeout = 60\n'
         f'[audit]\npath = "{LOGS / "drift-scm-audit.jsonl"}"\n',
+        "drift+scm batched": '[[defense]]\nname = "drift"\nplanner = "query"\ntimeout = 60\n'
+        f'[[defense]]\nname = "scm"\npath = "{work / "scm-ckpt"}"\ntimeout = 60\nbatch = true\n',
     }
     config = work / f"gateway-{port}.toml"
     config.write_text(
@@ -367,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("paperplug-gateway", gateway, "regex"),
                 ("LiteLLM proxy", litellm, "regex"),
                 ("paperplug-gateway", gateway, "drift+scm"),
+                ("paperplug-gateway", gateway, "drift+scm batched"),
             ]
             for name, start, defense in configurations:
                 port = free_port()
@@ -377,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
             _, chunks = run_clients(up, 1)
             for (name, defense), url in servers.items():
                 run_clients(url, 1)  # warm up
-                if defense != "drift+scm":  # SCM judges harm, not a password
+                if not defense.startswith("drift+scm"):  # SCM judges harm, not a password
                     leaked = leaks(url)
                     assert leaked == (defense == "none"), (
                         f"{name}: the {defense} configuration "
@@ -393,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
                         [np.percentile(through, q) - np.percentile(direct, q) for q in (50, 99)]
                     )
                 print(f"round {r + 1}/{args.rounds} done", flush=True)
-            shown = {"none": "none", "regex": "regex (output)", "drift+scm": "DRIFT + SCM"}
+            shown = {"none": "none", "regex": "regex (output)", "drift+scm": "DRIFT + SCM",
+                     "drift+scm batched": "DRIFT + SCM, SCM batched"}  # fmt: skip
             for (name, defense), rounds in added.items():
                 p50, p99 = np.median(np.array(rounds), axis=0)
                 rows.append(

@@ -22,11 +22,13 @@ def trained(tmp_path_factory):
 
 
 def test_the_gateway_stops_a_stream_exactly_where_the_monitor_does(trained, gateway):
+    """The gateway's SCM batches its steps across streams (`batch = true`); in process, the
+    monitor steps each stream alone: the stops are the same."""
     path, test = trained
     replies = {ex["prompt"]: response_text(ex) for ex in test}
     url, _ = gateway(
         lambda messages, tools: {"content": replies[messages[-1]["content"]]},
-        defense=[{"name": "scm", "path": str(path)}],
+        defense=[{"name": "scm", "path": str(path), "batch": True}],
     )
     monitor = paperplug.compose(paperplug.load("defense", "scm", path=str(path)))
     stopped = {True: 0, False: 0}
@@ -53,7 +55,10 @@ def test_the_gateway_stops_a_stream_exactly_where_the_monitor_does(trained, gate
     assert stopped[True] >= 0.8 * n_harmful and stopped[False] <= 0.2 * (len(test) - n_harmful)
 
 
-def test_identical_requests_streamed_at_once_never_share_the_monitors_state(trained, gateway):
+@pytest.mark.parametrize("batch", [False, True])
+def test_identical_requests_streamed_at_once_never_share_the_monitors_state(
+    trained, gateway, batch
+):
     # the gateway bench found it: 32 clients sending the same messages are one conversation,
     # and their replies fed one SCM session each other's chunks (false stops at chunk 5 of 20)
     import concurrent.futures
@@ -67,7 +72,8 @@ def test_identical_requests_streamed_at_once_never_share_the_monitors_state(trai
     )  # fmt: skip
     reply = response_text(benign)
     url, _ = gateway(
-        lambda messages, tools: {"content": reply}, defense=[{"name": "scm", "path": str(path)}]
+        lambda messages, tools: {"content": reply},
+        defense=[{"name": "scm", "path": str(path), "batch": batch}],
     )
 
     def one(_):

@@ -69,14 +69,16 @@ class SCMModel(nn.Module):
         attention_mask: torch.Tensor | None = None,
         cache: Any = None,
         use_cache: bool = False,
+        position_ids: torch.Tensor | None = None,  # (batch, seq); batched steps (batching.py)
     ) -> tuple[torch.Tensor, Any]:
         """Last hidden states (batch, seq, h) and, with `use_cache`, the extended KV cache
         (paperplug-llm's `forward_with_cache`: whatever the transformers release calls it)."""
         if use_cache:
             from paperplug_llm import forward_with_cache
 
+            extra = {} if position_ids is None else {"position_ids": position_ids}
             out, cache = forward_with_cache(
-                self.backbone, input_ids, cache, attention_mask=attention_mask
+                self.backbone, input_ids, cache, attention_mask=attention_mask, **extra
             )
         else:
             out, cache = self.backbone(input_ids=input_ids, attention_mask=attention_mask), None

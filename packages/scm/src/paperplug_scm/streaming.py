@@ -23,6 +23,7 @@ from paperplug_llm.likelihood import crop_cache
 
 from paperplug import Verdict
 from paperplug.checks import check_choice, check_context, check_scalar, check_sequence, check_type
+from paperplug_scm.batching import StepBatcher
 from paperplug_scm.checkpoint import load_checkpoint
 from paperplug_scm.fineharm import encode_prompt
 from paperplug_scm.model import HEADS, SCMModel
@@ -96,6 +97,9 @@ class MonitorSession:
     @torch.no_grad()
     def _step(self, ids: list[int]) -> list[float]:
         mon = self.monitor
+        if mon.batcher is not None:  # joins the other streams' steps (batching.py)
+            hidden, self.cache = mon.batcher.step(self.cache, ids)
+            return mon.model.scores(hidden, mon.head).tolist()
         inputs = torch.tensor([ids], device=mon.model.device)
         hidden, self.cache = mon.model.hidden(inputs, cache=self.cache, use_cache=True)
         return mon.model.scores(hidden[0], mon.head).tolist()
@@ -186,7 +190,9 @@ class StreamingMonitor:
     held back before they are judged anyway. `retokenise`: "tail" (bounded re-tokenisation),
     "full" (the whole prefix at each word), or "auto" (tail where it is exact for this
     tokenizer, see `retokenisation.py`). Up to `max_sessions` conversations are followed at
-    once; the least recently used is dropped beyond that (it restarts from its text)."""
+    once; the least recently used is dropped beyond that (it restarts from its text).
+    `batch=True` (a server's many streams, e.g. paperplug-gateway's): the KV-cache steps of
+    streams checked at once from several threads run as one forward pass (`batching.py`)."""
 
     stage = "output"
     name = "scm"
@@ -204,6 +210,7 @@ class StreamingMonitor:
         max_hold: int | None = 64,
         retokenise: str = "auto",
         max_sessions: int = 256,
+        batch: bool = False,
     ) -> None:
         check_type(model, "model", SCMModel)
         self.rule = check_choice(rule, "rule", RULES)
@@ -221,6 +228,8 @@ class StreamingMonitor:
             self.retokenise_mode = retokenise
         self._sessions: OrderedDict[Hashable, MonitorSession] = OrderedDict()
         self._lock = threading.Lock()
+        check_type(batch, "batch", bool)
+        self.batcher = StepBatcher(self.model) if batch else None
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike[str], **kw: Any) -> StreamingMonitor:
