@@ -63,3 +63,27 @@ def test_the_clients_header_names_the_conversation_within_its_key(url):
     a = ask(url, KEYS[0], [{"role": "user", "content": "x"}], header="thread-7")
     b = ask(url, KEYS[1], [{"role": "user", "content": "x"}], header="thread-7")
     assert a == "key0:h:thread-7" and b == "key1:h:thread-7"
+
+
+def test_two_runs_of_one_task_at_once_keep_their_own_drift_state(gateway):
+    """The same opening, no header: one conversation id. Run B starting while run A goes on
+    neither inherits A's payment (B's first pay is no repeat) nor resets A's history (A's
+    second pay is still caught as a repeat)."""
+    pay = {"name": "send_money", "arguments": {"recipient": "UK12", "amount": 10}}
+    url, _ = gateway(lambda m, t: {"content": "", "tool_calls": [pay]},
+                     defense=[{"name": "drift", "planner": "query"}])  # fmt: skip
+    tools = [{"type": "function", "function": {"name": "send_money", "parameters": {"type": "object"}}}]  # fmt: skip
+    opening = [{"role": "user", "content": "Please pay UK12 10 euros."}]
+
+    def turn(history):
+        choice = client(url).chat.completions.create(model="m", messages=history, tools=tools).choices[0]  # fmt: skip
+        if choice.message.tool_calls:
+            call = choice.message.tool_calls[0]
+            history = [*history, choice.message.model_dump(exclude_none=True),
+                       {"role": "tool", "tool_call_id": call.id, "content": "sent"}]  # fmt: skip
+        return choice.finish_reason, history
+
+    a1, run_a = turn(opening)
+    b1, _ = turn(opening)
+    a2, _ = turn(run_a)
+    assert (a1, b1, a2) == ("tool_calls", "tool_calls", "content_filter")
