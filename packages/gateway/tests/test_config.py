@@ -121,7 +121,7 @@ def test_the_readme_config_is_valid(monkeypatch):
     from pathlib import Path
 
     readme = (Path(__file__).parents[1] / "README.md").read_text()
-    (block,) = re.findall(r"^```toml\n(.*?)^```", readme, flags=re.M | re.S)
+    block, state = re.findall(r"^```toml\n(.*?)^```", readme, flags=re.M | re.S)
     monkeypatch.setenv("GATEWAY_KEYS", "first-key-0123456789,second-key-0123456789")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     import tomllib
@@ -130,3 +130,9 @@ def test_the_readme_config_is_valid(monkeypatch):
     assert config.api_keys == ("first-key-0123456789", "second-key-0123456789")
     assert [d.name for d in config.defenses] == ["no-iban"] and config.max_tokens == 4096
     assert config.upstream.api_key == "sk-test" and config.audit_path == "gateway-audit.jsonl"
+    state = parse_config({"upstream": UP, **tomllib.loads(state)})
+    assert (state.state_url, state.state_ttl, state.state_max_items) == (
+        "redis://127.0.0.1:6379/0",
+        3600.0,
+        10000,
+    )
