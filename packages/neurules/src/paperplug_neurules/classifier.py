@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -13,7 +14,13 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from paperplug.checks import check_array, check_consistent_length, check_scalar, check_type
+from paperplug.checks import (
+    check_array,
+    check_consistent_length,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 from paperplug_neurules.extraction import Rule, RuleList, extract_rule_list
 from paperplug_neurules.network import NeuralRuleList
 from paperplug_neurules.predicates import initial_cut_points
@@ -106,6 +113,9 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         check_scalar(self.freeze_heads, "freeze_heads", low=0, high=1)
         check_scalar(self.init_quantile, "init_quantile", low=0, high=0.5)
         check_type(self.default_rule, "default_rule", (bool, np.bool_), what="True or False")
+        check_type(self.verbose, "verbose", (bool, np.bool_), what="True or False")
+        if not isinstance(self.random_state, np.random.RandomState):  # else sklearn's kind
+            check_scalar(self.random_state, "random_state", "int", low=0, allow_none=True)
         if not (
             self.class_weight is None
             or self.class_weight == "balanced"
@@ -129,6 +139,10 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         check_array(X, "X", ndim=2)  # named errors first; validate_data keeps column names
         _check_labels(y, "y")
         check_consistent_length(X=X, y=y)
+        if sample_weight is not None and not isinstance(sample_weight, numbers.Real):
+            check_array(sample_weight, "sample_weight", ndim=1)
+        if feature_names is not None:
+            check_sequence(feature_names, "feature_names", min_len=0)
         X, y = validate_data(self, X, y, dtype=np.float64)
         weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if self.class_weight is not None:
