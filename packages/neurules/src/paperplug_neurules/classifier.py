@@ -28,6 +28,16 @@ from paperplug_neurules.training import TrainingConfig, train_rule_list
 
 _POSITIVE = ("lr", "predicate_temp", "selector_temp")
 
+#: scikit-learn's estimator checks NeuRules fails by design, each with why: pass it to
+#: `check_estimator(..., expected_failed_checks=...)` (scikit-learn >= 1.6 reads no tag for it)
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "stochastic training: a row of weight k gets one Gumbel draw and one minibatch slot per "
+        "epoch, its k repeats k of each, so the two fits follow different trajectories; the "
+        "weighted objective equals the repeated one (tests/test_weights.py)"
+    )
+}
+
 
 def _check_labels(y: Any, name: str) -> None:
     """Class labels (numbers or strings) in a non-empty 1-D array, or an error naming `name`."""
