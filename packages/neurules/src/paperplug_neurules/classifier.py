@@ -27,6 +27,7 @@ from paperplug_neurules.predicates import initial_cut_points
 from paperplug_neurules.training import TrainingConfig, train_rule_list
 
 _POSITIVE = ("lr", "predicate_temp", "selector_temp")
+_GRID = 2.0**12  # steps per standard deviation of the network's standardised input
 
 #: scikit-learn's estimator checks NeuRules fails by design, each with why: pass it to
 #: `check_estimator(..., expected_failed_checks=...)` (scikit-learn >= 1.6 reads no tag for it)
@@ -170,7 +171,7 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         self.mean_ = np.average(X, axis=0, weights=weight)
         std = np.sqrt(np.average((X - self.mean_) ** 2, axis=0, weights=weight))
         self.scale_ = np.where(std > 0, std, 1.0)
-        Z = torch.as_tensor((X - self.mean_) / self.scale_, dtype=torch.float32)
+        Z = self._standardised(X)
         generator = torch.Generator().manual_seed(self._seed())
         self.n_rules_ = self.n_rules or max(10, len(self.classes_) * 10 // 2)
         row_weight = torch.as_tensor(weight, dtype=torch.float32)
@@ -220,6 +221,15 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
         )
         self.rules_: list[Rule] = list(self.rule_list_.rules)
         return self
+
+    def _standardised(self, X: np.ndarray) -> torch.Tensor:
+        """The network's input: X standardised, on a grid of 2⁻¹² standard deviations. The same
+        data in other units (x·s + b, s > 0) standardise to the same values up to float
+        rounding; the grid removes that rounding (it moves a value only when the value lies
+        within about 1e-11 of a grid line), so the fit, and the rule list in the user's units,
+        do not depend on the units."""
+        Z = np.round((X - self.mean_) / self.scale_ * _GRID) / _GRID
+        return torch.as_tensor(Z, dtype=torch.float32)
 
     def _seed(self) -> int:
         """One integer seed from `random_state`; None takes fresh OS entropy, never the global
@@ -271,8 +281,7 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_soft(self, X) -> np.ndarray:
         """Probabilities of the relaxed network at the final selector temperature (no noise)."""
-        X = self._validated(X)
-        Z = torch.as_tensor((X - self.mean_) / self.scale_, dtype=torch.float32)
+        Z = self._standardised(self._validated(X))
         return self.network_.soft_proba(Z, self.selector_temp / self.anneal_factor).numpy()
 
     @property
