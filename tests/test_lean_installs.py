@@ -1,7 +1,10 @@
 """Use 1 for the methods with no neural network: `pip install paperplug-<slug>` into a fresh
 environment from `make dist`'s wheels brings neither torch nor transformers, the method is
 listed, its README's first code block runs there, its demo names the extra it needs, and the
-install weighs what the README table says (within 25%)."""
+install stays under the lean goal (LEAN_GOAL_MB) and at most 25% over the README table's
+figure. The table's package counts are that day's measurement of what pip resolves from the
+registry (only torch is pinned): they are not checked, so an upstream package that adds or
+drops a dependency does not fail this test; what the install must not hold is."""
 
 from __future__ import annotations
 
@@ -17,6 +20,31 @@ from paperplug.testing import readme_python_blocks
 
 LEAN = ["cauim", "drift", "matroid", "rdx", "semicentroid"]
 MANIFEST = load_manifest(ROOT / "plugins.toml")
+LEAN_GOAL_MB = 500  # a method without a neural network weighs well under torch's CPU build
+HEAVY = {"torch", "transformers"}
+
+
+def install_problems(packages: dict[str, str], mb: float, stated_mb: float) -> list[str]:
+    """What is wrong with a lean install of `packages` weighing `mb`: torch or transformers in
+    it, a size over the lean goal or more than 25% over the README's figure."""
+    problems = [f"{name} came along" for name in sorted(HEAVY & set(packages))]
+    if mb > LEAN_GOAL_MB:
+        problems.append(f"{mb:.0f} MB, over the lean goal of {LEAN_GOAL_MB} MB")
+    if mb > 1.25 * stated_mb:
+        problems.append(f"{mb:.0f} MB, over 1.25 × the README's {stated_mb} MB")
+    return problems
+
+
+def test_the_bounds_hold_what_matters_and_not_the_registrys_package_count():
+    """Another package pulled in by an upstream release is no failure; torch, transformers or
+    the weight past the goal are (the exact count compared before broke on the former)."""
+    base = {"paperplug": "0.1", "paperplug-cauim": "0.1", "numpy": "2", "scipy": "1"}
+    assert install_problems({**base, "typing-extensions": "4"}, 331.0, 331) == []
+    assert install_problems({**base, "torch": "2.13.0"}, 331.0, 331) == ["torch came along"]
+    assert install_problems(base, 420.0, 331) == ["420 MB, over 1.25 × the README's 331 MB"]
+    assert install_problems(base, 30.0, 35) == []  # lighter than stated is no harm
+    assert install_problems(base, 600.0, 520) == ["600 MB, over the lean goal of 500 MB"]
+    assert all(MANIFEST[s]["install"]["mb"] <= LEAN_GOAL_MB for s in LEAN)
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +55,7 @@ def workdir(tmp_path_factory):
 @pytest.mark.parametrize("slug", LEAN)
 def test_a_lean_method_installs_alone_and_runs(slug, workdir):
     done = install(slug, workdir)
-    assert not {"torch", "transformers"} & set(done.packages), sorted(done.packages)
+    assert install_problems(done.packages, done.mb, MANIFEST[slug]["install"]["mb"]) == []
     ours = {n for n in done.packages if n.startswith("paperplug")}
     assert ours == {"paperplug", f"paperplug-{slug}"} | (
         {"paperplug-llm"} if slug == "drift" else set()
@@ -48,9 +76,6 @@ def test_a_lean_method_installs_alone_and_runs(slug, workdir):
         demo.stderr
     )
 
-    stated = MANIFEST[slug]["install"]
-    assert len(done.packages) == stated["packages"], sorted(done.packages)
-    assert abs(done.mb - stated["mb"]) <= 0.25 * stated["mb"], (done.mb, stated)
     subprocess.run(["rm", "-rf", str(done.venv)], check=True)
 
 

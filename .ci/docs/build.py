@@ -146,6 +146,71 @@ def home(readme: str, manifest: dict) -> str:
     )
 
 
+#: the core's API page: (heading, what it is for, the objects mkdocstrings renders)
+CORE_API = [
+    (
+        "Loading and registering",
+        "Build any installed component, register your own at run time or through an entry "
+        "point, and inspect what is installed.",
+        ["load", "register_component", "list_components", "register_plugin",
+         "unregister_plugin", "get_manager", "PluginManager", "ComponentInfo", "hookimpl",
+         "PluginError", "ComponentImportError", "DuplicateComponentError"],
+    ),
+    (
+        "The roles and their result types",
+        "The Protocols every component satisfies (checked by `paperplug.load`) and what "
+        "their calls return.",
+        ["ROLES", "STAGES", "Trainer", "Explainer", "Defense", "Attack", "Solver",
+         "ChatModel", "Explanation", "Verdict", "AttackResult", "Solution", "History",
+         "stream_chat", "to_jsonable"],
+    ),
+    (
+        "Guard and composition",
+        "Defenses composed by stage into one guard; an attack evaluated against it.",
+        ["compose", "Guard", "GuardVerdict", "GuardedStream", "FilterResult", "evaluate",
+         "Evaluation"],
+    ),
+    ("Utilities", "Seeds and lazy public APIs for plugin packages.", ["seeded_torch", "lazy_exports"]),
+]  # fmt: skip
+CORE_MODULES = [
+    ("The hook specs", "paperplug.hookspecs"),
+    ("Checking arguments: paperplug.checks", "paperplug.checks"),
+    ("Testing a plugin: paperplug.testing", "paperplug.testing"),
+    ("The bad-input battery: paperplug.battery", "paperplug.battery"),
+]
+
+
+def core_page() -> str:
+    """The core's API reference on one page: what a plugin author calls and implements."""
+    out = [
+        "# Core API reference\n\nEverything a plugin author uses from `paperplug` (the core "
+        "distribution, which depends on pluggy only): loading and registering components, the "
+        "five roles and their result types, composing defenses, the hook specs, argument "
+        "checks, and the pytest contracts and bad-input battery for a plugin's tests.\n"
+    ]
+    options = "    options:\n      show_root_heading: true\n      heading_level: 3\n"
+    for heading, text, names in CORE_API:
+        out.append(f"## {heading}\n\n{text}\n")
+        out += [f"::: paperplug.{name}\n{options}" for name in names]
+    for heading, module in CORE_MODULES:
+        out.append(f"## {heading}\n\n::: {module}\n{options}")
+    return "\n".join(out)
+
+
+def table_code_pipes(markdown: str) -> str:
+    """In table rows, `\\|` inside a code span becomes `|`: GitHub needs the escape there,
+    while MkDocs' tables already keep a code span's pipes in its cell and would show the
+    backslash."""
+
+    def unescape(match: re.Match) -> str:
+        return match.group(0).replace("\\|", "|")
+
+    return "\n".join(
+        re.sub(r"(`+)(.+?)\1", unescape, line) if line.lstrip().startswith("|") else line
+        for line in markdown.splitlines()
+    )
+
+
 def benchmarks(manifest: dict) -> str:
     out = [
         "# Benchmarks\n\nEvery package's side-by-side run against its peer, as its README states it, with the command that made it and the machine it ran on.\n"
@@ -212,6 +277,7 @@ nav:
       - Composing defenses: guides/composing-defenses.md
       - CPU-only torch: guides/cpu-torch.md
   - Benchmarks: benchmarks.md
+  - Core API: api/core.md
   - Packages:
 {packages}
 """
@@ -221,17 +287,16 @@ def generate(manifest: dict) -> Path:
     """The MkDocs project under build/docs/ (recreated)."""
     shutil.rmtree(PROJECT, ignore_errors=True)
     docs = PROJECT / "docs"
-    (docs / "guides").mkdir(parents=True)
-    (docs / "packages").mkdir()
+    for folder in ("guides", "packages", "api"):
+        (docs / folder).mkdir(parents=True)
     readme = (ROOT / "README.md").read_text()
-    (docs / "index.md").write_text(home(readme, manifest))
-    (docs / "benchmarks.md").write_text(benchmarks(manifest))
-    for name, text in guides(readme).items():
-        (docs / "guides" / name).write_text(text)
+    pages = {"index.md": home(readme, manifest), "benchmarks.md": benchmarks(manifest)}
+    pages |= {f"guides/{name}": text for name, text in guides(readme).items()}
+    pages["api/core.md"] = core_page()
     for slug in sorted(manifest):
-        (docs / "packages" / f"{slug}.md").write_text(
-            package_page(slug, manifest, docs / "packages")
-        )
+        pages[f"packages/{slug}.md"] = package_page(slug, manifest, docs / "packages")
+    for name, text in pages.items():
+        (docs / name).write_text(table_code_pipes(text) + "\n")
     paths = [
         str(ROOT / "core" / "src"),
         *(str(ROOT / manifest[s]["path"] / "src") for s in sorted(manifest)),

@@ -78,6 +78,8 @@ def test_a_well_checked_component_passes():
         "problem['X']:dtype",
         "problem['X']:empty",
         "seed:type",
+        "seed=2.5",  # read off its int value
+        "k:type",  # a constructor parameter gets a wrong type too
         "k=0",
         "k=2.5",
     }
@@ -272,3 +274,92 @@ def test_dataclasses_holding_a_module_are_compared_by_their_fields():
     with torch.no_grad():
         w.model.weight.add_(1.0)
     assert not same(v, w)  # a changed weight is a change
+
+
+class UncheckedSolver(GoodSolver):
+    """Checks its data but not its integer parameter k (int(2.5) is 2: a wrong result later)."""
+
+    def solve(self, problem, *, seed=None):
+        check_scalar(seed, "seed", "int", low=0, allow_none=True)
+        check_type(problem, "problem", dict)
+        return float(check_array(problem.get("X"), "problem['X']", ndim=2).sum()) * int(self.k)
+
+
+def test_a_non_integer_and_a_wrong_type_are_read_off_a_parameter_no_contract_lists():
+    _, failures = _failures(UncheckedSolver)
+    text = "\n".join(failures)
+    assert "k=2.5: accepted without an error" in text
+    assert "k:type: TypeError does not name 'k'" in text  # int(Opaque()) names nothing
+
+
+def _contract(solver_cls, **attributes):
+    pm = PluginManager(entry_points=False)
+    pm.register_component("solver", "s", solver_cls)
+    contract = type("Contract", (SolverContract,), {"component": "s", **attributes})()
+    case = ({"X": np.arange(6.0).reshape(3, 2)}, {})
+    return pm, contract, case
+
+
+class TwoParameterSolver(GoodSolver):
+    def __init__(self, k: int = 2, tol: float = 0.1, verbose: bool = False) -> None:
+        self.k, self.tol, self.verbose = k, tol, verbose
+
+
+def test_a_contract_that_omits_a_parameter_fails_its_completeness_check():
+    pm, contract, case = _contract(TwoParameterSolver, bad_params={"k": [0]})
+    with pytest.raises(AssertionError, match=r"for: tol, seed\n"):  # k listed, verbose a flag
+        contract.test_every_parameter_has_a_bad_value(pm, contract.make_instance(pm), case)
+    pm, contract, case = _contract(
+        TwoParameterSolver, bad_params={"k": [0]}, reasons={"tol": "any", "gone": "stale"}
+    )
+    with pytest.raises(AssertionError, match=r"gone \(a reason for no such parameter\)"):
+        contract.test_every_parameter_has_a_bad_value(pm, contract.make_instance(pm), case)
+    pm, contract, case = _contract(
+        TwoParameterSolver, bad_params={"k": [0], "tol": [-1.0]}, reasons={"seed": "checked"}
+    )
+    contract.test_every_parameter_has_a_bad_value(pm, contract.make_instance(pm), case)
+
+
+def test_nested_data_is_varied_in_every_pair_and_every_dict():
+    X, y = np.zeros((3, 2)), np.arange(3)
+    pairs = [(X, y), (X, y), (X, y)]
+    variants = dict(value_variants(pairs, "train"))
+    assert {"train[0][0]:nan", "train[0][1]:dtype", "train[0][1]:empty"} <= set(variants)
+    assert {"train[1][0]:nan", "train[2][0]:nan", "train:empty"} <= set(variants)
+    bad = variants["train[2][0]:nan"]
+    assert np.isnan(bad[2][0][0, 0]) and not np.isnan(bad[1][0]).any() and type(bad[2]) is tuple
+    assert not np.isnan(X).any()  # the caller's arrays untouched
+    nested = dict(value_variants({"a": {"b": X}, "c": 1}, "problem"))
+    assert "problem['a']['b']:inf" in nested and nested["problem['a']['b']:inf"]["c"] == 1
+
+
+def test_a_long_list_gets_its_first_items_and_its_middle_and_last():
+    keys = {k for k, _ in value_variants([np.zeros(2)] * 40, "xs")}
+    assert {"xs[1]:nan", "xs[20]:nan", "xs[39]:nan"} <= keys and "xs[2]:nan" not in keys
+
+
+def kth_power_sum(x, k: int = 2, *, scale: float = 1.0):
+    """A public function that checks x but neither k nor scale."""
+    x = check_array(x, "x", ndim=1)
+    return float((x ** int(k)).sum() * scale)
+
+
+def test_any_public_callable_gets_the_battery():
+    from paperplug.testing import assert_rejects_bad_input
+
+    with pytest.raises(AssertionError, match="no bad value or reason for k, scale"):
+        assert_rejects_bad_input(kth_power_sum, (np.ones(3),))
+    with pytest.raises(AssertionError, match="k=0: accepted") as info:
+        assert_rejects_bad_input(
+            kth_power_sum, (np.ones(3),), bad_params={"k": [0]}, reasons={"scale": "any"}
+        )
+    assert "k=2.5: accepted" in str(info.value) and "scale=nan: accepted" in str(info.value)
+
+    def checked(x, k: int = 2, *, scale: float = 1.0):
+        check_scalar(k, "k", "int", low=1)
+        check_scalar(scale, "scale")
+        return kth_power_sum(x, k, scale=scale)
+
+    assert_rejects_bad_input(
+        checked, (np.ones(3),), bad_params={"k": [0]}, reasons={"scale": "any real"}
+    )

@@ -120,6 +120,16 @@ def test_stream_stops_at_first_invalid_prefix():
     assert stream.text == "how to make a bo"
 
 
+def test_a_bytes_chunk_is_refused_naming_the_chunk():
+    """issue 48: b"mb" made the text stream a list of pieces that no monitor matched."""
+    stream = compose(Block("bomb", stage="output")).stream(["a bo", b"mb", " now"])
+    with pytest.raises(TypeError, match=r"chunks\[1\] is bytes: decode"):
+        list(stream)
+    fed = compose(Block("bomb", stage="output")).stream([])
+    with pytest.raises(TypeError, match=r"chunks\[0\] is bytearray"):
+        fed.feed(bytearray(b"a bomb"))
+
+
 def test_wrap_guards_input_output_and_tools():
     class Model:
         def stream(self, messages, **kw):

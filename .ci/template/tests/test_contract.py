@@ -12,6 +12,8 @@ class TestContract(ExplainerContract):
     component = "__slug__"
     # TODO: invalid values of the component's parameters; each must raise naming it
     bad_params: ClassVar[dict] = {}
+    # a parameter (number, string or None) with no bad value to list, each with why
+    reasons: ClassVar[dict] = {}
     # variants deliberately accepted, each with why (keep this rare)
     accepts: ClassVar[dict] = {}
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import copy
 import inspect
+import itertools
+import math
+import numbers
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -101,21 +104,86 @@ def _is_leaf(value: Any) -> bool:
 
 
 def value_variants(value: Any, path: str) -> Iterator[tuple[str, Any]]:
-    """(key, bad value) pairs for one argument: its arrays, tensors and graphs, or those
-    inside a list or tuple of them (the first item varied, the whole emptied) or a dict (each
-    such value varied)."""
+    """(key, bad value) pairs for one argument: its arrays, tensors and graphs, and those
+    nested inside lists, tuples and dicts at any depth, and a dict's numbers (2.5 for an
+    int, NaN for a real). A tuple or dict is a record: each of
+    its items is varied in every way; a list is a sequence: its first item in every way, each
+    later one (the first 16, or the second, middle and last of a longer list) in its first
+    way, and the whole list emptied."""
     if _is_leaf(value):
         for kind, bad in _leaf_variants(value):
             yield f"{path}:{kind}", bad
-    elif isinstance(value, (list, tuple)) and value and all(map(_is_leaf, value)):
-        for key, bad in value_variants(value[0], f"{path}[0]"):
-            yield key, type(value)([bad, *value[1:]])
-        yield f"{path}:empty", type(value)()
+    elif isinstance(value, (list, tuple)) and value:
+        record = isinstance(value, tuple)
+        n = len(value)
+        later = range(1, n) if n <= 17 else sorted({1, n // 2, n - 1})
+        found = False
+        for i in range(n) if record else [0, *later]:
+            inner = value_variants(value[i], f"{path}[{i}]")
+            for key, bad in inner if record or i == 0 else itertools.islice(inner, 1):
+                found = True
+                yield key, _with_item(value, i, bad)
+        if found:
+            yield f"{path}:empty", type(value)() if type(value) in (list, tuple) else []
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            if _is_leaf(item):
-                for name, bad in value_variants(item, f"{path}[{key!r}]"):
-                    yield name, {**value, key: bad}
+            for name, bad in value_variants(item, f"{path}[{key!r}]"):
+                yield name, {**value, key: bad}
+            for bad in derived_bad_values(item):  # a number in a record: {"k": 2} -> 2.5
+                yield f"{path}[{key!r}]={bad!r}", {**value, key: bad}
+
+
+def _with_item(seq: list | tuple, i: int, item: Any) -> list | tuple:
+    """A copy of the list or tuple (a named tuple too) with item i replaced."""
+    items = [*seq[:i], item, *seq[i + 1 :]]
+    return seq._make(items) if hasattr(seq, "_make") else type(seq)(items)
+
+
+def derived_bad_values(value: Any) -> list[Any]:
+    """Bad values read off a valid scalar: a non-integer where an int is meant, NaN where a
+    real number is (a range cannot be read off a value: the contract lists it)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return []
+    return [2.5] if isinstance(value, numbers.Integral) else [math.nan]
+
+
+def needs_a_bad_value(value: Any) -> bool:
+    """Whether a parameter with this (valid or default) value needs a bad value or a reason
+    listed: a number, a string or None (an option, a range: nothing the battery can read
+    off it), or a list or tuple of them. Data (varied by the battery), a flag and an object
+    (a model, a callable) have their wrong type tried."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(map(needs_a_bad_value, value))
+    return value is None or (isinstance(value, (numbers.Real, str)) and not isinstance(value, bool))
+
+
+def parameters(fn: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    """fn's named parameters (not *args, **kwargs); {} when its signature cannot be read."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
+    var = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return {n: p for n, p in params.items() if p.kind not in var}
+
+
+def uncovered(
+    params: Mapping[str, inspect.Parameter],
+    values: Mapping[str, Any],
+    bad_params: Mapping[str, Any],
+    reasons: Mapping[str, str],
+) -> list[str]:
+    """The parameters, with their `values` (else their defaults), that have no bad value in
+    `bad_params` and no reason in `reasons` although `needs_a_bad_value`; and each name in
+    `reasons` that is no parameter (a stale reason), or whose reason is empty."""
+    missing = []
+    for name, param in params.items():
+        value = values.get(name, None if param.default is param.empty else param.default)
+        if name not in bad_params and name not in reasons and needs_a_bad_value(value):
+            missing.append(name)
+    missing += [f"{n} (listed with no reason)" for n, why in reasons.items() if not why.strip()]
+    missing += [f"{n} (a reason for no such parameter)" for n in reasons if n not in params]
+    return missing
 
 
 def _bound(fn: Callable[..., Any], args: tuple, kwargs: dict) -> inspect.BoundArguments:
@@ -202,10 +270,15 @@ def param_variants(
         if name in params or name in named or (takes_kw and name in kwargs):
             for value in values:
                 new_args, new_kwargs = _replace(fn, args, kwargs, name, value)
-                variants.append(Variant(f"{name}={value!r}", name, fn, new_args, new_kwargs))
+                variants.append(Variant(param_key(name, value), name, fn, new_args, new_kwargs))
         else:
             constructor[name] = list(values)
     return variants, constructor
+
+
+def param_key(name: str, value: Any) -> str:
+    """A bad parameter's key: `k=0`, or `k:type` for the wrong-type value."""
+    return f"{name}:type" if isinstance(value, Opaque) else f"{name}={value!r}"
 
 
 def names_argument(message: str, name: str) -> bool:

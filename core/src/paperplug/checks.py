@@ -343,6 +343,24 @@ def check_scalar(
     return out
 
 
+def check_seed(value: Any, name: str = "seed", *, allow_none: bool = True) -> Any:
+    """`value` if it can seed numpy: an int >= 0, a numpy Generator, RandomState or
+    SeedSequence, or None (fresh entropy) where `allow_none`; else an error naming `name`."""
+    np = sys.modules.get("numpy")
+    kinds = (
+        () if np is None else (np.random.Generator, np.random.RandomState, np.random.SeedSequence)
+    )
+    if (value is None and allow_none) or isinstance(value, kinds):
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an int >= 0 or a numpy Generator"
+            + (" (or None)" if allow_none else "")
+            + f", got {_type_name(value)} {value!r}"
+        )
+    return check_scalar(value, name, "int", low=0)
+
+
 def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     """`value` if it is one of `choices`, else a ValueError listing them."""
     options = list(choices)

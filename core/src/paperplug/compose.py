@@ -214,6 +214,11 @@ class GuardedStream:
         if self.stopped_at is not None or self.finished:
             return []
         i = self._count
+        if isinstance(chunk, (bytes, bytearray)):
+            raise TypeError(
+                f"chunks[{i}] is {type(chunk).__name__}: decode the stream to str first (an "
+                "output monitor reads text; bytes would be judged as a list of pieces)"
+            )
         self._count += 1
         self._all_text = self._all_text and isinstance(chunk, str)
         prefix = self._text + chunk if self._all_text else [*self.emitted, chunk]

@@ -35,7 +35,18 @@ from typing import Any, ClassVar
 import pytest
 
 from paperplug import checks
-from paperplug.battery import Variant, input_variants, param_variants, run_battery
+from paperplug.battery import (
+    Opaque,
+    Variant,
+    derived_bad_values,
+    input_variants,
+    named_arguments,
+    param_key,
+    param_variants,
+    parameters,
+    run_battery,
+    uncovered,
+)
 from paperplug.compose import compose
 from paperplug.manager import PluginManager, set_manager
 from paperplug.roles import (
@@ -319,16 +330,75 @@ def not_fitted_errors() -> tuple[type[BaseException], ...]:
     return errors
 
 
+def _merged(listed: Mapping[str, list[Any]], derived: Mapping[str, list[Any]]) -> dict:
+    """`listed` bad values with the `derived` ones added (each value once, by its key)."""
+    out = {name: list(values) for name, values in listed.items()}
+    for name, values in derived.items():
+        keys = {param_key(name, v) for v in out.get(name, [])}
+        out.setdefault(name, []).extend(v for v in values if param_key(name, v) not in keys)
+    return out
+
+
+def assert_rejects_bad_input(
+    fn: Callable[..., Any],
+    args: tuple = (),
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    bad_params: Mapping[str, list[Any]] | None = None,
+    reasons: Mapping[str, str] | None = None,
+    accepts: Mapping[str, str] | None = None,
+    width: bool = True,
+) -> None:
+    """The battery on any public callable and its valid call `fn(*args, **kwargs)`: every
+    argument a wrong type, its data (nested too) NaN, inf, empty, a wrong dtype, each int
+    parameter 2.5 and each real one NaN, and the `bad_params` listed (an extra trailing
+    column too, unless not `width`: the data may have any width); each must be rejected
+    with a ValueError/TypeError naming it, the caller's data untouched. Every parameter of
+    `fn` that is not data or a flag needs `bad_params` or a reason in `reasons`."""
+    kwargs, bad_params = dict(kwargs or {}), dict(bad_params or {})
+    named = named_arguments(fn, args, kwargs)
+    missing = uncovered(parameters(fn), named, bad_params, dict(reasons or {}))
+    assert not missing, f"{fn!r}: no bad value or reason for " + ", ".join(missing)
+    bad = _merged(bad_params, _derived(parameters(fn), named, wrong_type=named))
+    variants = input_variants(fn, args, kwargs, width=width)
+    call, rest = param_variants(fn, args, kwargs, bad)
+    assert not rest, f"bad_params names {sorted(rest)}, which {fn!r} does not take"
+    failures = run_battery(variants + call, dict(accepts or {}), same=same)
+    assert not failures, f"{len(failures)} bad input(s) not rejected well:\n" + "\n".join(failures)
+
+
+def _derived(
+    params: Mapping[str, inspect.Parameter], values: Mapping[str, Any], *, wrong_type: Any
+) -> dict[str, list[Any]]:
+    """Bad values read off each parameter's valid value (else its default): 2.5 for an int,
+    NaN for a real, and a wrong type for those not in `wrong_type` (the battery's own
+    argument sweep gives the passed ones theirs)."""
+    out = {}
+    for name, param in params.items():
+        default = None if param.default is param.empty else param.default
+        value = values.get(name, default)
+        found = derived_bad_values(value) + ([] if name in wrong_type else [Opaque()])
+        if found:
+            out[name] = found
+    return out
+
+
 class _Contract:
     """What every role's contract checks. A package sets `params` (the component's valid
     parameters), `bad_params` (invalid values of its parameters, constructor's or call's, in
-    one place: `{"k": [0, 2.5]}`) and `accepts` (battery variants it deliberately accepts, by
-    key, each with why: `{"inputs:width": "a conv net takes any image size"}`)."""
+    one place: `{"k": [0, 2.5]}`), `reasons` (a parameter with no bad value to list, with
+    why: `{"device": "any torch device string"}`) and `accepts` (battery variants it
+    deliberately accepts, by key, each with why: `{"inputs:width": "a conv net takes any
+    image size"}`). Every parameter of the constructor and of the main call is tried with a
+    wrong type, 2.5 where an int is meant and NaN where a real number is; a range cannot be
+    read off a value, so each parameter that is not data or a flag must be in `bad_params`
+    or `reasons` (`test_every_parameter_has_a_bad_value`)."""
 
     role: ClassVar[str]
     component: ClassVar[str]
     params: ClassVar[dict[str, Any]] = {}
     bad_params: ClassVar[dict[str, list[Any]]] = {}
+    reasons: ClassVar[dict[str, str]] = {}
     accepts: ClassVar[dict[str, str]] = {}
     vary_width: ClassVar[bool] = True  # inputs must fit a model: one more column is an error
 
@@ -351,14 +421,38 @@ class _Contract:
 
     def battery(self, pm: PluginManager, instance: Any, case: Any) -> list[Variant]:
         """Every bad call the contract tries: the main call's inputs and parameters, each
-        other bad parameter where it is taken (`param_variants_elsewhere`), and the role's
-        extras."""
+        other bad parameter where it is taken (`param_variants_elsewhere`), the values read
+        off the constructor's and the call's parameters, and the role's extras."""
         fn, args, kwargs = self.sample_call(instance, case)
         variants = input_variants(fn, args, kwargs, width=self.vary_width)
-        call_variants, rest = param_variants(fn, args, kwargs, self.bad_params)
+        passed = named_arguments(fn, args, kwargs)
+        derived = _derived(self._constructor_parameters(pm), self.params, wrong_type=passed)
+        derived.update(_derived(parameters(fn), passed, wrong_type=passed))
+        call_variants, rest = param_variants(fn, args, kwargs, _merged(self.bad_params, derived))
         variants += call_variants
         variants += self.param_variants_elsewhere(pm, instance, case, rest)
         return variants + self.extra_variants(pm, instance, case)
+
+    def _constructor_parameters(self, pm: PluginManager) -> dict[str, inspect.Parameter]:
+        return parameters(pm.get(self.role, self.component).resolve())
+
+    def test_every_parameter_has_a_bad_value(
+        self, installed_pm: PluginManager, instance: Any, case: Any
+    ) -> None:
+        """Each parameter of the constructor and of the main call (but the role's data it is
+        passed) that is a number, a string or None is in `bad_params` or `reasons`: a range
+        or an option the battery cannot read off a value is listed, so a new parameter is
+        not left untested."""
+        fn, args, kwargs = self.sample_call(instance, case)
+        data = set(list(parameters(fn))[: len(args)])  # the role's data, passed positionally
+        call = {n: p for n, p in parameters(fn).items() if n not in data}
+        params = {**self._constructor_parameters(installed_pm), **call}
+        values = {**self.params, **named_arguments(fn, args, kwargs)}
+        missing = uncovered(params, values, self.bad_params, self.reasons)
+        assert not missing, (
+            f"{self.component!r}: add bad values to bad_params (or a reason to reasons) for: "
+            + ", ".join(missing)
+        )
 
     def param_variants_elsewhere(
         self, pm: PluginManager, instance: Any, case: Any, params: Mapping[str, list[Any]]
@@ -379,7 +473,7 @@ class _Contract:
                     call, a, kw = self.sample_call(fresh, case)
                     return call(*a, **kw)
 
-                variants.append(Variant(f"{name}={value!r}", name, build_and_call, ()))
+                variants.append(Variant(param_key(name, value), name, build_and_call, ()))
         return variants
 
     def _constructor_takes(self, pm: PluginManager, name: str) -> bool:

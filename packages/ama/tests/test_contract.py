@@ -16,6 +16,14 @@ class TestContract(AttackContract):
         "lam": [-0.1, 1.5],
         "target_rate": [1.5],
         "seed": [0.5],
+        "proposer": ["nope", 3],
+        "per_round": [0],
+        "history_size": [0],
+        "trials": [0, 1.5],
+        "n_competitors": [-1],
+        "hidden_fields": ["description", [3]],
+        "race_top": [0],
+        "progress": [True],
     }
 
     @pytest.fixture

@@ -15,7 +15,14 @@ class TestDefense(DefenseContract):
         "direction": ["high"],
         "test": ["t"],
         "batch_size": [0, 2.5],
+        "min_weight": [-0.1, 1.5],
+        "standardize": ["yes"],
+        "template": ["no question here"],
+        "model": [3],
+        "processor": ["tokenizer"],
+        "image_token_mask": [3],
     }
+    reasons = {"seed": "any int seeds the mixture fits' generator"}
 
     @pytest.fixture
     def defense_case(self, poisoned_runs):
@@ -33,7 +40,16 @@ def small_case():
 class TestAttack(AttackContract):
     component = "mllm-backdoor-poisoning"
     params = {"trigger": "patch", "poison_rate": 0.2}
-    bad_params = {"poison_rate": [-0.1, 1.5], "budget": [-1, 2.5]}
+    bad_params = {
+        "poison_rate": [-0.1, 1.5],
+        "budget": [-1, 2.5],
+        "trigger": ["no-such-trigger"],
+        "target_answer": [3],
+        "seed": [-1],
+    }
+    accepts = {  # images may have any size; the tiny victim's own processor refuses it
+        "inputs[0]['image']:width": "the tiny victim's fixed-size processor: ValueError, images"
+    }
 
     @pytest.fixture
     def attack_case(self, small_case):

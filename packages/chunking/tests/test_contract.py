@@ -29,6 +29,7 @@ class TestContractPA(ExplainerContract):
         "taus": [[], [1.0, -1.0], 3.0],
         "threshold": ["loo"],
         "fpr": [1.0, -0.1],
+        "layer": [2.5],
     }
     accepts: ClassVar[dict] = ANY_WIDTH
 
@@ -46,6 +47,9 @@ class TestContractUCD(ExplainerContract):
         "epochs": [0],
         "lr": [0.0, "fast"],
         "batch_size": [0],
+        "method": ["sae"],
+        "layer": [2.5],
+        "target": [[0, 1]],  # an unsupervised method reads none
     }
     accepts: ClassVar[dict] = ANY_WIDTH
 
@@ -64,6 +68,8 @@ class TestContractDSC(ExplainerContract):
         "min_freq": [0],
         "max_neurons": [0, 4],  # 4 < the 6 neurons
         "target": [[0, 1]],  # two symbols for 300 tokens
+        "method": ["sae"],
+        "layer": [2.5],
     }
     accepts: ClassVar[dict] = ANY_WIDTH
 

@@ -25,7 +25,16 @@ def keyword_scorer(prompt, prefix, claim):
 class TestDefenseContract(DefenseContract):
     component = "csd"
     params = {"scorer": keyword_scorer, "tau": 0.5}
-    bad_params = {"tau": [-0.1, 1.5], "budget": [-1, 1.5], "depth": [-1], "min_tokens": [0]}
+    bad_params = {
+        "tau": [-0.1, 1.5],
+        "budget": [-1, 1.5],
+        "depth": [-1],
+        "min_tokens": [0],
+        "max_claim_tokens": [0],
+        "refusal": [3],
+        "scorer": [3],
+    }
+    reasons = {"seed": "any int seeds the resampling"}
 
     @pytest.fixture
     def defense_case(self):

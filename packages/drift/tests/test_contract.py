@@ -42,6 +42,10 @@ class TestContract(DefenseContract):
         "drift": ["drift"],
         "detector": ["regex", 42],
     }
+    accepts = {  # the call under inspection, not a setting
+        "payload['arguments']['amount']=nan": "the tool validates its own arguments; DRIFT "
+        "judges the call against the plan, where a NaN amount is no deviation"
+    }
 
     @pytest.fixture
     def defense_case(self):

@@ -34,6 +34,7 @@ class TestContract(TrainerContract):
         "seed": [-1, 1.5],
         "device": ["no-such-device"],
         "progress": ["no"],
+        "groups": [np.arange(3)],  # 3 query ids for 64 pairs
     }
     # the parameters of the fitted calls (the core routes bad_params that `fit` lacks to the
     # constructor, so these are tried on the calls themselves here)

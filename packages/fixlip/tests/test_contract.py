@@ -20,7 +20,18 @@ def encode_b(mask):
 class TestContract(ExplainerContract):
     component = "fixlip"
     params = {"budget_a": 8, "budget_b": 14, "random_state": 3}
-    bad_params = {"max_memory_gib": [0, -1.0], "interactions": ["pairs"]}
+    bad_params = {
+        "max_memory_gib": [0, -1.0],
+        "interactions": ["pairs"],
+        "p": [0.0, 1.5],
+        "max_order": [3, 0],
+        "mode": ["owen"],
+        "budget": [0, 2.5],
+        "budget_a": [0],
+        "budget_b": [-1],
+        "random_state": [-1],
+        "target": ["a"],
+    }
 
     @pytest.fixture
     def explain_case(self):

@@ -13,6 +13,8 @@ from paperplug_fixlip import (
     pointing_game,
 )
 
+from paperplug.testing import assert_rejects_bad_input
+
 REGIONS = np.array([0, 0, 1, 1])  # four patches, two regions
 TOKENS = np.array([0, 1])  # token 0 names region 0, token 1 region 1
 
@@ -45,6 +47,20 @@ def test_degree_two_game_is_fully_faithful():
     assert scores["r2"] == pytest.approx(1.0) and scores["mse"] == pytest.approx(0.0, abs=1e-20)
     assert scores["r2_shapley_weighted"] == pytest.approx(1.0)
     assert scores["pearson"] == pytest.approx(1.0)
+
+
+def test_faithfulness_rejects_a_coalition_probability_outside_0_1():
+    """issue 48: p=1.5 drew every player into every coalition and scored R² = nan silently."""
+    game = FunctionGame(lambda c: 2 * c[:, 0] * c[:, 1] - c[:, 2], 4)
+    result = exact_fwbii(game, p=0.3)
+    assert_rejects_bad_input(
+        p_faithfulness,
+        (game, result, 50),
+        {"p": 0.4, "random_state": 1},
+        bad_params={"n_samples": [2, 0], "p": [1.5, 1.0, 0.0, -0.2], "random_state": [-1]},
+    )
+    with pytest.raises(ValueError, match=r"p must lie in \(0, 1\), got 1.5"):
+        p_faithfulness(game, result, 50, p=1.5)
 
 
 def test_insertion_curves_on_a_planted_pair_game():

@@ -61,7 +61,10 @@ class TestContract(TrainerContract):
     def test_the_battery_covers_the_fitted_calls(self, installed_pm, instance, fit_case):
         keys = {v.key for v in self.battery(installed_pm, instance, fit_case)}
         for key in ("assign:X:width", "assign:not-fitted", "predict:X:nan", "score:y:dtype",
-                    "client_accuracy:not-fitted", "lr=nan", "clustering='dbscan'"):  # fmt: skip
+                    "client_accuracy:not-fitted", "lr=nan", "clustering='dbscan'",
+                    # nested data: each client's (X, y) pair, every client after the first
+                    "train_sets[0][1]:dtype", "train_sets[3][0]:nan", "test_sets[2][0]:nan",
+                    "client_accuracy:test_sets[1][0]:nan"):  # fmt: skip
             assert key in keys, key
 
 

@@ -3,6 +3,8 @@ dropped is an exact sketch, FactGraSS equals GraSS on the materialised gradient 
 Kronecker mask, LoGra equals the projected materialised gradient, the factors match torch.func,
 no weight gradient is ever formed, the LDS on a planted case."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -194,3 +196,20 @@ def test_every_compressor_follows_a_float64_model(kind):
     double = GradientFeatures(kind, 8, seed=1)(model.double(), X.double(), y)
     assert double.dtype == torch.float64
     torch.testing.assert_close(double, single, rtol=1e-4, atol=1e-5)
+
+
+def test_logra_says_when_it_gives_fewer_than_k_features_and_its_blocks_are_what_it_gives():
+    """issue 48: LoGra asked for k=64 on two layers gave 60 columns (5 × 6 per layer) without
+    a word, and `blocks` said 32 + 32, so the block preconditioner cut across the layers."""
+    model, X = small_mlp()
+    factors = layer_factors(model, X, torch.tensor([0, 1, 2, 3, 0, 1, 2]))
+    with pytest.warns(UserWarning, match=r"logra gives 60 features, not k=64.*ask for k=60"):
+        lg = FactoredCompressor("logra", k=64, seed=0).fit([(5, 7), (4, 6)])
+    assert lg.blocks == [30, 30] and lg.compress(factors).shape == (7, 60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # k = 2 × 5 × 6: exactly what is computed, no warning
+        exact = FactoredCompressor("logra", k=60, seed=0).fit([(5, 7), (4, 6)])
+    assert exact.blocks == [30, 30]
+    with pytest.warns(UserWarning, match=r"factgrass gives 63 features, not k=64"):
+        fg = FactoredCompressor("factgrass", k=64).fit([(5, 7), (4, 6), (3, 3)])
+    assert fg.blocks == [21, 21, 21]

@@ -12,7 +12,7 @@ from paperplug_kgram import (
 
 
 def test_bad_inputs():
-    with pytest.raises(ValueError, match=r"tokens must lie in 0\.\.2"):
+    with pytest.raises(ValueError, match=r"x must hold ids in 0\.\.2"):
         conditional_kgram(np.array([0, 3]), 3, 1)
     with pytest.raises(TypeError, match="integers"):
         conditional_kgram(np.array([0.5, 1.0]), 3, 1)  # whole-number floats are token ids

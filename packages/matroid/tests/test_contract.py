@@ -9,6 +9,7 @@ from paperplug.testing import SolverContract
 class TestContract(SolverContract):
     component = "matroid"
     bad_params = {"mode": ["fractional"], "seed": [-1, 1.5]}
+    accepts = {"problem[0]:dtype": "any non-zero biadjacency entry is an edge (as documented)"}
 
     @pytest.fixture
     def solve_case(self):

@@ -23,6 +23,8 @@ from paperplug_nesy import (
     sum_of,
 )
 
+from paperplug.testing import assert_rejects_bad_input
+
 # a 5-node tree: 0 is the root, 1 and 2 its children, 3 and 4 children of 1
 TREE = [-1, 0, 0, 1, 1]
 SIGMAS = {
@@ -274,3 +276,16 @@ def test_the_naive_marginal_step_moves_toward_the_prediction_shares():
         naive_marginal_update(r, logits, 1.5)
     with pytest.raises(ValueError, match=r"logits must be \(instances, 3\)"):
         naive_marginal_update(r, logits[:, :2], 0.1)
+
+
+def test_carot_rejects_a_zero_entropy_and_other_bad_settings():
+    """issue 48: eta=0.0 divided by zero and returned a plan of NaN without a word."""
+    log_probs = np.log(np.random.default_rng(2).dirichlet(np.ones(3), size=6))
+    assert_rejects_bad_input(
+        carot_plan,
+        (log_probs, np.full(3, 1 / 3)),
+        {"eta": 0.5, "tau": 1.0, "iterations": 50, "tol": 1e-9},
+        bad_params={"eta": [0.0, -1.0], "tau": [0.0], "iterations": [0], "tol": [-1.0]},
+    )
+    with pytest.raises(ValueError, match=r"eta must be > 0, got 0.0"):
+        carot_plan(log_probs, np.full(3, 1 / 3), eta=0.0, tau=1.0)

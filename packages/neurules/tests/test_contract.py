@@ -1,6 +1,7 @@
 """The role contract from paperplug.testing, on a small case: registered, builds through
 paperplug.load, fit returns self with a history, caller's data and global RNG state untouched."""
 
+import numpy as np
 import pytest
 from paperplug_neurules import planted_rule_data
 
@@ -18,6 +19,16 @@ class TestContract(TrainerContract):
         "freeze_heads": [-0.1],
         "init_quantile": [-0.1, 0.7],
         "class_weight": ["auto"],
+        "n_rules": [0, 2.5],
+        "batch_size": [0],
+        "lambda_support": [-1.0],
+        "predicate_temp": [0.0],
+        "selector_temp": [0.0],
+        "eps": [-1.0],
+        "head_init": [-1.0],
+        "random_state": [-1, 2.5],
+        "sample_weight": [np.ones(3), np.full(200, -1.0)],  # 3 weights for 200 rows; negative
+        "feature_names": [["a"]],  # one name for two features
     }
 
     @pytest.fixture

@@ -23,10 +23,13 @@ class TestContract(ExplainerContract):
         "knn": [0, 5000, 30.5],  # 5000 neighbours of 120 items
         "seed": [-1, 0.5],
         "labels": [[0, 1, 2]],  # 3 labels for 120 items
+        "target": [0],  # RDX reads no target
+        "layer": [2.5, "fc"],  # with model=None there is no layer to read
     }
     accepts: ClassVar[dict] = {
-        "inputs[0]:width": "the two models' representations may differ in width: RDX compares "
-        "neighbourhood ranks within each, never coordinates across them",
+        f"inputs[{i}]:width": "the two models' representations may differ in width: RDX "
+        "compares neighbourhood ranks within each, never coordinates across them"
+        for i in (0, 1)
     }
 
     @pytest.fixture

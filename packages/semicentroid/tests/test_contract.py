@@ -10,7 +10,17 @@ from paperplug.testing import SolverContract
 class TestContract(SolverContract):
     component = "semicentroid"
     params = {"mcc": "exact"}
-    bad_params = {"mcc": ["ball"], "audit": ["full"], "audit_time_limit": [-1.0], "seed": [0.5]}
+    bad_params = {
+        "mcc": ["ball"],
+        "audit": ["full"],
+        "audit_time_limit": [-1.0],
+        "seed": [0.5],
+        "n_clusters": [0],
+        "lam": [1.5, -0.1],
+        "metric": [3],
+        "metric_m": [3],
+        "centers": [np.array([["a"]])],
+    }
 
     @pytest.fixture
     def solve_case(self):

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from paperplug import Explanation
-from paperplug.checks import argument_errors, check_scalar, check_tensor
+from paperplug.checks import argument_errors, check_scalar, check_tensor, check_type
 from paperplug_adaptgrad.composition import BASE_METHODS, BaseMethod
 from paperplug_adaptgrad.noise_scale import Bounds, adaptive_sigma, resolve_bounds, smoothgrad_sigma
 from paperplug_adaptgrad.noisegrad import WeightNoise
@@ -216,6 +216,17 @@ class GradientSmoothing:
         check_scalar(self.n_samples, "n_samples", "int", low=0)
         check_scalar(self.batch_size, "batch_size", "int", low=1, allow_none=True)
         check_scalar(self.seed, "seed", "int")
+        check_type(self.include_clean, "include_clean", bool)
+        check_scalar(self.channel_dim, "channel_dim", "int")
+        if not (isinstance(self.base, str) or callable(self.base)):
+            raise TypeError(f"base must be a method's name or a callable, got {self.base!r}")
+        if self.weight_noise is not None:  # NoiseGrad's own settings are its parameters
+            try:
+                check_type(self.weight_noise, "weight_noise", WeightNoise).check()
+            except ValueError as exc:
+                raise ValueError(f"weight_noise: {exc}") from None
+        elif (noise := self._weight_noise()) is not None:
+            noise.check()
 
     def _checked_bounds(self, x: torch.Tensor, bounds: Bounds) -> tuple[torch.Tensor, torch.Tensor]:
         lo, hi = resolve_bounds(x, bounds, self.channel_dim)

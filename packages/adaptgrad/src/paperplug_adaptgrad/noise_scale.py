@@ -21,6 +21,10 @@ def resolve_bounds(
     A 1-D bound whose length equals `x.shape[channel_dim]` is a per-channel bound; any other
     tensor must broadcast to `x` as it is.
     """
+    if not -x.dim() <= channel_dim < x.dim():
+        raise ValueError(
+            f"channel_dim {channel_dim} is not a dim of inputs of shape {tuple(x.shape)}"
+        )
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise TypeError(f"bounds must be a pair (lo, hi), got {bounds!r}")
     lo, hi = (
@@ -32,9 +36,12 @@ def resolve_bounds(
 
 
 def _as_bound(bound: Bound, x: torch.Tensor, channel_dim: int, name: str) -> torch.Tensor:
-    t = torch.as_tensor(bound, dtype=x.dtype, device=x.device)
+    try:
+        t = torch.as_tensor(bound, dtype=x.dtype, device=x.device)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise TypeError(f"bounds' {name} must be a number or numbers, got {bound!r}") from exc
     if not bool(torch.isfinite(t).all()):
-        raise ValueError(f"bound {name} must be finite, got {bound!r}")
+        raise ValueError(f"bounds' {name} must be finite, got {bound!r}")
     if t.dim() == 1 and t.numel() > 1:
         if x.dim() <= channel_dim or x.shape[channel_dim] != t.numel():
             raise ValueError(

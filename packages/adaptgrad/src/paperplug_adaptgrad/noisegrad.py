@@ -43,7 +43,11 @@ class WeightNoise:
     def check(self) -> None:
         check_scalar(self.n_models, "n_models", "int", low=1)
         check_scalar(self.std, "std", low=0.0)  # of the weight noise
-        if isinstance(self.skip, str) or not all(isinstance(s, str) for s in self.skip):
+        if (
+            not isinstance(self.skip, Sequence)
+            or isinstance(self.skip, str)
+            or not all(isinstance(s, str) for s in self.skip)
+        ):
             raise TypeError(f"skip must be a sequence of parameter-name parts, got {self.skip!r}")
 
     def operator(

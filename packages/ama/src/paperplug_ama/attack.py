@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from paperplug import AttackResult
-from paperplug.checks import check_choice, check_scalar
+from paperplug.checks import check_callable, check_choice, check_scalar, check_sequence, check_type
 from paperplug_ama.estimation import task_pool
 from paperplug_ama.evaluation import benign_accuracy, held_out_choices, selects_attack
 from paperplug_ama.metadata import as_tool
@@ -70,6 +70,11 @@ class AMAttack:
         check_scalar(lam, "lam", low=0.0, high=1.0)
         check_scalar(target_rate, "target_rate", low=0.0, high=1.0, allow_none=True)
         check_scalar(seed, "seed", "int")
+        hidden_fields = check_sequence(hidden_fields, "hidden_fields", str, min_len=0)
+        check_type(use_history, "use_history", bool)
+        check_type(common_trials, "common_trials", bool)
+        if progress is not None:
+            check_callable(progress, "progress")
         self.proposer, self.mode = proposer, mode
         self.rounds, self.per_round, self.history_size = rounds, per_round, history_size
         self.lam, self.trials, self.n_competitors = lam, trials, n_competitors

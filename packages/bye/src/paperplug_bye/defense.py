@@ -10,7 +10,13 @@ from typing import Any, Literal
 import numpy as np
 
 from paperplug import Verdict
-from paperplug.checks import check_choice, check_context, check_scalar
+from paperplug.checks import (
+    check_callable,
+    check_choice,
+    check_context,
+    check_scalar,
+    check_type,
+)
 from paperplug_bye.attention import AttentionExtractor, ImageTokenMask
 from paperplug_bye.clustering import Clustering, cluster_suspicious
 from paperplug_bye.entropy import entropy_matrix
@@ -126,6 +132,16 @@ class BYE:
         check_scalar(min_gap, "min_gap", low=0)
         check_scalar(seed, "seed", "int")
         check_scalar(batch_size, "batch_size", "int", low=1)
+        for name, value in (("model", model), ("processor", processor)):
+            if value is not None:
+                check_callable(value, name, what="a callable model or processor")
+        if standardize is not None:
+            check_type(standardize, "standardize", bool)
+        check_type(relative, "relative", bool)
+        if "{question}" not in check_type(template, "template", str):
+            raise ValueError(f"template must hold '{{question}}', got {template!r}")
+        if image_token_mask is not None:
+            check_callable(image_token_mask, "image_token_mask")
         self.model, self.processor, self.variant = model, processor, variant
         self.separation, self.min_weight, self.min_gap = separation, min_weight, min_gap
         self.direction, self.test, self.standardize = direction, test, standardize
@@ -161,7 +177,8 @@ class BYE:
         if unseen:
             raise ValueError(
                 f"the model was not fine-tuned on {len(unseen)} of the {len(rows)} rows being "
-                f"filtered (first: {unseen[:5]}): BYE must read the model fine-tuned on these rows"
+                f"filtered (payload rows {unseen[:5]}...): BYE must read the model fine-tuned on "
+                "these rows"
             )
         extractor = AttentionExtractor(
             model, processor, template=self.template, image_token_mask=self.image_token_mask,

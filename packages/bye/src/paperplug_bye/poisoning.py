@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from paperplug import AttackResult
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_seed, check_type
 from paperplug_bye.finetuning import Victim, answers_correct
 from paperplug_bye.prompting import check_rows
 
@@ -149,6 +149,8 @@ class BackdoorPoisoning:
         **trigger_params: Any,
     ) -> None:
         check_scalar(poison_rate, "poison_rate", low=0.0, high=1.0)
+        check_type(target_answer, "target_answer", str)
+        check_seed(seed, "seed", allow_none=False)
         self.trigger = make_trigger(trigger, **trigger_params)
         self.poison_rate, self.target_answer, self.seed = poison_rate, target_answer, seed
 

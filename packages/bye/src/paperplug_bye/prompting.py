@@ -7,6 +7,8 @@ from typing import Any
 
 import torch
 
+from paperplug.checks import check_data
+
 PROMPT_TEMPLATE = "USER: <image>\n{question} ASSISTANT:"
 """LLaVA-1.5's conversation prompt (llava-hf), the assistant turn left open."""
 
@@ -26,6 +28,8 @@ def check_rows(dataset: Any, what: str = "dataset") -> list[Mapping[str, Any]]:
             raise ValueError(f"{what}[{i}] lacks {missing}")
         if not isinstance(row["question"], str) or not isinstance(row["answer"], str):
             raise TypeError(f"{what}[{i}]: question and answer must be strings")
+        if hasattr(row["image"], "dtype") and hasattr(row["image"], "shape"):  # not a PIL image
+            check_data(row["image"], f"{what}[{i}]['image']", dtype="numeric")
     return rows
 
 

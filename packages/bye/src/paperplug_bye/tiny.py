@@ -80,6 +80,11 @@ class TinyProcessor:
         if images is not None:
             pixels = [torch.as_tensor(im, dtype=torch.float32) * 2 - 1 for im in images]
             if self.patch_size is None:
+                if any(p.shape != pixels[0].shape for p in pixels):
+                    shapes = sorted({tuple(p.shape) for p in pixels})
+                    raise ValueError(
+                        f"images must share one size here (patch_size=None), got {shapes}"
+                    )
                 out["pixel_values"] = torch.stack(pixels)
             else:  # zero-pad to the largest image; the tower crops each back to its size
                 sizes = torch.tensor([p.shape[-2:] for p in pixels])

@@ -31,6 +31,10 @@ class ChunkExplainer:
 
     def __init__(self, method: str = "pa", layer: str | int | None = None, **cfg: Any) -> None:
         check_choice(method, "method", METHODS)
+        if layer is not None and (isinstance(layer, bool) or not isinstance(layer, (str, int))):
+            raise TypeError(
+                f"layer must be a module name (str) or a hidden-state index (int), got {layer!r}"
+            )
         self.method, self.layer, self.cfg = method, layer, cfg
 
     def activations(self, model: Any, inputs: Any) -> np.ndarray:
@@ -81,6 +85,8 @@ class ChunkExplainer:
                     "neurons": np.flatnonzero(t.mask), "values": t.values,
                     "train_positions": pa.train_positions_, "sweep_auc": pa.sweep_auc_}  # fmt: skip
             return Explanation(values=pa.predict(H).astype(np.int64), kind="concept", meta=meta)
+        if target is not None:
+            raise ValueError("target: method='ucd' is unsupervised and reads no target")
         from paperplug_chunking.ucd import UnsupervisedChunkDiscovery
 
         ucd = UnsupervisedChunkDiscovery(**cfg).fit(H)

@@ -173,6 +173,8 @@ class RiskCertifier:
                 f"got {type(problem).__name__}"
             )
         check_scalar(seed, "seed", "int", allow_none=True)
+        check_scalar(problem["alpha"], "problem['alpha']", low=0.0, high=1.0, inclusive="neither")
+        check_array(problem["taus"], "problem['taus']", ndim=1)
         result = learn_then_test(
             _losses(problem["losses"], 2, "problem['losses']"),
             problem["taus"],

@@ -190,6 +190,6 @@ def as_scorer(obj: Any) -> ClaimScorer:
     if callable(obj):
         return FunctionScorer(obj)
     raise TypeError(
-        f"cannot score claims with {type(obj).__name__}: give score_claim(prompt, prefix, claim), "
+        f"cannot score claims with the scorer {type(obj).__name__}: give score_claim(prompt, prefix, claim), "
         "an output-stage Defense, a ChatModel or a function"
     )

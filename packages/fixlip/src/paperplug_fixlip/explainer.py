@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from paperplug import Explanation
-from paperplug.checks import check_choice, check_scalar
+from paperplug.checks import check_choice, check_scalar, check_seed
 from paperplug_fixlip.estimators import (
     approximate,
     approximate_crossmodal,
@@ -86,6 +86,9 @@ class FIxLIP:
             raise ValueError(f"p must lie in (0, 1), got {p!r}")
         if max_order not in (1, 2):
             raise ValueError(f"max_order must be 1 or 2, got {max_order!r}")
+        for name, value in (("budget", budget), ("budget_a", budget_a), ("budget_b", budget_b)):
+            check_scalar(value, name, "int", low=1, allow_none=True)
+        check_seed(random_state, "random_state")
         self.max_memory_gib = check_scalar(
             max_memory_gib, "max_memory_gib", "real", low=0, inclusive="neither"
         )

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from paperplug.checks import check_choice
+from paperplug.checks import check_choice, check_scalar, check_seed, check_type
 from paperplug_fixlip.game import DualEncoderGame, FunctionGame
 from paperplug_fixlip.interactions import Interactions
 from paperplug_fixlip.sampling import shapley_size_weights
@@ -34,9 +34,11 @@ def p_faithfulness(
     ("r2_shapley_weighted"), the Shapley mode's notion of faithfulness."""
     from scipy import stats
 
-    if n_samples < 3:
-        raise ValueError(f"n_samples must be at least 3, got {n_samples}")
-    rng = np.random.default_rng(random_state)
+    check_type(game, "game", (DualEncoderGame, FunctionGame))
+    check_type(interactions, "interactions", Interactions)
+    check_scalar(n_samples, "n_samples", "int", low=3)
+    check_scalar(p, "p", low=0, high=1, inclusive="neither", allow_none=True)
+    rng = np.random.default_rng(check_seed(random_state, "random_state"))
     p = interactions.p if p is None else p
     p = 0.5 if p is None else float(p)
     n = game.n_players

@@ -7,6 +7,7 @@ The total k is split equally between the layers."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 
@@ -36,13 +37,16 @@ class FactoredCompressor:
         self.seed = check_scalar(seed, "seed", "int", low=0)
 
     def fit(self, shapes: list[tuple[int, int]]) -> FactoredCompressor:
+        """Draw each layer's maps; warns when the layers' features do not add up to k (k not
+        a multiple of the layers, or LoGra's k₁ × k₂ = ⌊√k_l⌋ × ⌊k_l/⌊√k_l⌋⌋ short of k_l)."""
         gen = torch.Generator().manual_seed(self.seed)
         per = _split(self.k, len(shapes))
-        self.layers = []
+        self.layers, self.sizes = [], []
         for d_out, d_in in shapes:
             if self.kind == "logra":
                 k1 = max(1, math.isqrt(per))
                 k2 = per // k1
+                self.sizes.append(k1 * k2)
                 self.layers.append(
                     {
                         "out": torch.randn(d_out, k1, generator=gen) / math.sqrt(k1),
@@ -52,6 +56,7 @@ class FactoredCompressor:
             else:
                 side = max(1, round(math.sqrt(self.blowup * per)))
                 k1, k2 = min(side, d_out), min(side, d_in)
+                self.sizes.append(per)
                 self.layers.append(
                     {
                         "out": torch.randperm(d_out, generator=gen)[:k1].sort().values,
@@ -60,6 +65,14 @@ class FactoredCompressor:
                     }
                 )
         self.shapes = list(shapes)
+        if sum(self.sizes) != self.k:
+            warnings.warn(
+                f"{self.kind} gives {sum(self.sizes)} features, not k={self.k}: k is split into "
+                f"{len(shapes)} layers of {self.sizes} features"
+                + (f" (k/layers = {per} projected as k1 × k2)" if self.kind == "logra" else "")
+                + f"; ask for k={sum(self.sizes)} to get exactly what is computed",
+                stacklevel=2,
+            )
         return self
 
     @property
@@ -67,7 +80,7 @@ class FactoredCompressor:
         """The number of features of each layer, in output order (each layer's block)."""
         if not hasattr(self, "layers"):
             raise RuntimeError("call fit(shapes) before blocks")
-        return [_split(self.k, len(self.layers))] * len(self.layers)
+        return list(self.sizes)
 
     @property
     def maps(self) -> list[tuple[torch.Tensor, torch.Tensor]]:

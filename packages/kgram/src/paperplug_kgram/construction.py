@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from paperplug import seeded_torch
+from paperplug.checks import check_scalar, check_type
 from paperplug_kgram.estimator import check_tokens, conditional_kgram
 
 MASK = 1e4  # a score offset that no softmax weight survives (times β ≥ 1)
@@ -98,12 +99,16 @@ class KGramTransformer(nn.Module):
         dtype: torch.dtype = torch.float64,
     ) -> None:
         super().__init__()
-        if base <= 2:
+        check_scalar(vocab_size, "vocab_size", "int", low=2)
+        check_scalar(k, "k", "int", low=1)
+        check_scalar(max_len, "max_len", "int", low=1)
+        check_scalar(alpha, "alpha", low=0)
+        check_scalar(beta, "beta", low=0, inclusive="neither", allow_none=True)
+        if check_scalar(base, "base") <= 2:
             raise ValueError(
                 f"base must be > 2 for the window code to be injective with a margin, got {base}"
             )
-        if alpha < 0:
-            raise ValueError(f"alpha must be >= 0, got {alpha}")
+        check_type(dtype, "dtype", torch.dtype)
         self.S, self.k, self.base, self.alpha = int(vocab_size), int(k), float(base), float(alpha)
         self.margin = code_margin(self.base, self.k)
         self.beta = float(beta) if beta is not None else 60.0 / self.margin
@@ -232,7 +237,8 @@ class KGramTransformer(nn.Module):
 
 def verify(model: KGramTransformer, x: object) -> float:
     """max |construction − estimator| over every position of the sequences `x`."""
-    tokens = check_tokens(x, model.S, model.k)
+    check_type(model, "model", KGramTransformer)
+    tokens = check_tokens(x, model.S, model.k, "x")
     tokens = tokens[None] if tokens.ndim == 1 else tokens
     with torch.no_grad():
         got = model(torch.as_tensor(tokens)).double().numpy()

@@ -17,17 +17,25 @@ from paperplug.checks import check_array, check_scalar
 
 
 def check_tokens(
-    x: object, vocab_size: int, k: int, name: str = "tokens", k_name: str = "k"
+    x: object,
+    vocab_size: int,
+    k: int,
+    name: str = "x",
+    k_name: str = "k",
+    vocab_name: str = "vocab_size",
 ) -> np.ndarray:
     """Token ids as an int64 array (T,) or (batch, T) in 0..vocab_size−1; k ≥ 1. Errors name
-    the argument (`name`, `k_name`) as the caller wrote it."""
-    check_scalar(vocab_size, "vocab_size", "int", low=2)
+    the argument (`name`, `k_name`, `vocab_name`) as the caller wrote it."""
+    check_scalar(vocab_size, vocab_name, "int", low=2)
     check_scalar(k, k_name, "int", low=1)
     arr = check_array(x, name, dtype="int", ndim=(1, 2))
     if arr.shape[-1] == 0:
         raise ValueError(f"{name} must have shape (T,) or (batch, T) with T >= 1, got {arr.shape}")
     if arr.min() < 0 or arr.max() >= vocab_size:
-        raise ValueError(f"{name} must lie in 0..{vocab_size - 1}, got {arr.min()}..{arr.max()}")
+        raise ValueError(
+            f"{name} must hold ids in 0..{vocab_size - 1} (below {vocab_name} = {vocab_size}), "
+            f"got {arr.min()}..{arr.max()}"
+        )
     return arr.astype(np.int64)
 
 

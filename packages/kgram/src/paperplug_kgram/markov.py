@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from paperplug.checks import check_array
 from paperplug_kgram.estimator import check_tokens, conditional_kgram
 
 
@@ -42,7 +43,13 @@ def sample_chains(
 
 def predictor_nll(x: object, probs: np.ndarray) -> float:
     """Mean −log p(x_{t+1} | x_{≤t}) of predictions `probs` (..., T, S) over t = 0..T−2."""
-    tokens = np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x)
+    tokens = check_array(x, "x", dtype="int")
+    probs = check_array(probs, "probs")
+    if probs.shape[:-1] != tokens.shape or (tokens >= probs.shape[-1]).any() or (tokens < 0).any():
+        raise ValueError(
+            f"probs must have shape x.shape + (S,) with x's ids in 0..S-1, got {probs.shape} for "
+            f"x of shape {tokens.shape}"
+        )
     nxt = tokens[..., 1:]
     p = np.take_along_axis(probs[..., :-1, :], nxt[..., None], -1)[..., 0]
     return float(-np.log(np.clip(p, 1e-300, None)).mean())

@@ -33,10 +33,11 @@ class KGramConstruction:
                 f"got {type(problem).__name__}"
             )
         S, k = problem["vocab_size"], problem["k"]
+        names = ("problem['sequences']", "problem['k']", "problem['vocab_size']")
         if problem.get("sequences") is not None:
-            x = check_tokens(problem["sequences"], S, k, "problem['sequences']", "problem['k']")
+            x = check_tokens(problem["sequences"], S, k, *names)
         else:
-            check_tokens(np.zeros(1, dtype=np.int64), S, k, "tokens", "problem['k']")
+            check_tokens(np.zeros(1, dtype=np.int64), S, k, *names)
             x = np.random.default_rng(seed).integers(0, S, size=(8, 256))
         x = x[None] if x.ndim == 1 else x
         model = KGramTransformer(S, k, base=self.base, alpha=self.alpha, beta=self.beta,

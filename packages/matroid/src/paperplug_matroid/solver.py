@@ -48,8 +48,11 @@ class OpportunityFairAllocation:
         if kw:
             raise TypeError(f"unknown arguments {sorted(kw)}")
         source, labels = _problem_parts(problem)
-        matroid = as_matroid(source)
-        groups = as_groups(labels, matroid)
+        try:
+            matroid = as_matroid(source)
+            groups = as_groups(labels, matroid)
+        except (TypeError, ValueError) as exc:  # named as the caller wrote it: the problem
+            raise type(exc)(f"problem: {exc}") from exc
         point = fair_point(matroid, groups)
         integral = integral_allocation(matroid, groups, point)
         meta: dict[str, Any] = {"fair_point": point.to_dict(), "integral": integral.to_dict()}

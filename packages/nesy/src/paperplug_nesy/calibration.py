@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from paperplug.checks import check_array, check_scalar
 from paperplug_nesy.symbolic import SymbolicFunction
 
 
@@ -26,7 +27,16 @@ def carot_plan(log_probs: np.ndarray, marginal: np.ndarray, *, eta: float, tau: 
                tol: float = 1e-9) -> np.ndarray:  # fmt: skip
     """The (N, C) plan of semi-relaxed Sinkhorn with cost −log p: rows sum to 1 exactly,
     columns pulled toward r̂·N with strength τ, entropy η (log domain, stable)."""
-    C = -np.asarray(log_probs, dtype=np.float64)
+    check_scalar(eta, "eta", low=0, inclusive="neither")
+    check_scalar(tau, "tau", low=0, inclusive="neither")
+    check_scalar(iterations, "iterations", "int", low=1)
+    check_scalar(tol, "tol", low=0)
+    C = -check_array(log_probs, "log_probs", ndim=2, finite=False)
+    if np.isnan(C).any() or np.isneginf(C).any():
+        raise ValueError("log_probs must be finite or -inf (a zero probability)")
+    marginal = check_array(marginal, "marginal", ndim=1)
+    if len(marginal) != C.shape[1]:
+        raise ValueError(f"marginal has {len(marginal)} classes but log_probs {C.shape[1]} columns")
     N = len(C)
     log_a = np.zeros(N)  # each row carries mass 1
     log_b = np.log(np.clip(np.asarray(marginal, dtype=np.float64) * N, 1e-300, None))

@@ -99,6 +99,14 @@ class RDX:
         self, model: Any, inputs: Any, *, target: Any = None, layer: Any = None, labels: Any = None
     ) -> Explanation:
         """Grids per direction; `labels` (optional) guide the distances (cross-label pairs far)."""
+        if target is not None:
+            raise ValueError("target: RDX compares two models' representations; it reads none")
+        if layer is not None and (isinstance(layer, bool) or not isinstance(layer, (str, int))):
+            raise TypeError(
+                f"layer must be a module name (str) or a hidden-state index, got {layer!r}"
+            )
+        if model is None and layer is not None:
+            raise ValueError("layer is read from models: with model=None, inputs are (R0, R1)")
         R0, R1 = self.representations(model, inputs, layer)
         n = len(R0)
         if self.knn is not None:

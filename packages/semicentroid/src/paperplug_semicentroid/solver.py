@@ -19,6 +19,7 @@ from paperplug_semicentroid.instance import (
     SemiCentroidInstance,
     as_matrix,
     check_k,
+    check_lam,
     distances,
 )
 from paperplug_semicentroid.loss import losses
@@ -60,6 +61,19 @@ class SemiCentroidFair(ClusterMixin, BaseEstimator):
         check_choice(self.mcc, "mcc", sorted(MCC_FACTOR))
         check_choice(self.audit, "audit", ("exact", "lower", None))
         check_scalar(self.audit_time_limit, "audit_time_limit", low=0, allow_none=True)
+        if check_scalar(self.n_clusters, "n_clusters", "int") < 1:  # fit knows n_samples too
+            raise ValueError(f"n_clusters must lie in [1, n_samples], got {self.n_clusters}")
+        if self.lam is not None:
+            check_lam(self.lam)
+        for name in ("metric", "metric_m"):
+            value = getattr(self, name)
+            if not (
+                (value is None and name == "metric_m") or isinstance(value, str) or callable(value)
+            ):
+                raise TypeError(f"{name} must be a scipy metric name or a callable, got {value!r}")
+        if self.centers is not None:
+            as_matrix("centers", self.centers, nonnegative=False)
+        check_type(self.switching, "switching", (bool, np.bool_), what="True or False")
 
     def solve(self, problem: SemiCentroidInstance, *, seed: int | None = None) -> Solution:
         """Cluster the instance; objective holds the core/FJR ratios, certificate the audits.
