@@ -785,3 +785,27 @@ class ChatModelContract:
 
     def test_stream_equals_chat(self, chat_model: Any, messages: list[dict]) -> None:
         assert "".join(stream_chat(chat_model, messages)) == chat_model.chat(messages)
+
+
+def raw_request(
+    url: str, method: str, path: str, headers: Mapping[str, str], body: bytes = b""
+) -> tuple[int, Any, Any]:
+    """(status, the JSON body or None, the response headers) of one HTTP request sent with
+    exactly these headers (`Host` defaults to the URL's), as a browser or an attacker would
+    send it: how a server's door (`paperplug.door`) is tested."""
+    import http.client
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for name, value in {"Host": parts.netloc, **headers}.items():
+            conn.putheader(name, value)
+        conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        response = conn.getresponse()
+        raw = response.read()
+    finally:
+        conn.close()
+    return response.status, (json.loads(raw) if raw else None), response.headers

@@ -3,13 +3,14 @@ a `text/plain` or form post (a CORS simple request), a foreign `Origin`, a rebou
 preflight; and the routes' own refusals (405, 404) in OpenAI's format. Nothing refused reaches
 the upstream; an allowed origin gets CORS headers, and the SDK (no Origin) passes."""
 
-import http.client
 import json
 import urllib.parse
 
 import pytest
 from paperplug_gateway import create_app, parse_config
 from wire import REPLY, canned_upstream, client
+
+from paperplug.testing import raw_request
 
 BODY = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
 
@@ -22,21 +23,6 @@ def door(serve):
     up = serve(canned_upstream(plain=REPLY, log=log))
     config = {"upstream": {"url": up}, "server": {"allowed_origins": ["https://my.app"]}}
     return serve(create_app(parse_config(config))), log
-
-
-def send(url, method, path, headers, body=b""):
-    """(status, JSON body or None, headers) of one raw request with exactly these headers."""
-    parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
-    conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-    for name, value in {"Host": parts.netloc, **headers}.items():
-        conn.putheader(name, value)
-    conn.putheader("Content-Length", str(len(body)))
-    conn.endheaders(body)
-    response = conn.getresponse()
-    raw = response.read()
-    conn.close()
-    return response.status, (json.loads(raw) if raw else None), response.headers
 
 
 CHAT = "/v1/chat/completions"
@@ -65,7 +51,7 @@ def test_the_door_refuses_in_openai_format_and_forwards_nothing(
     door, method, path, headers, status, param
 ):
     url, log = door
-    got, body, response_headers = send(url, method, path, headers, BODY)
+    got, body, response_headers = raw_request(url, method, path, headers, BODY)
     assert got == status
     assert set(body) == {"error"} and body["error"]["param"] == param
     assert body["error"]["code"] == status and body["error"]["message"]
@@ -77,10 +63,10 @@ def test_the_door_refuses_in_openai_format_and_forwards_nothing(
 def test_an_allowed_origin_gets_a_preflight_and_cors_headers(door):
     url, log = door
     origin = {"Origin": "https://my.app"}
-    status, _, headers = send(url, "OPTIONS", CHAT, {**origin, "Access-Control-Request-Method": "POST"})  # fmt: skip
+    status, _, headers = raw_request(url, "OPTIONS", CHAT, {**origin, "Access-Control-Request-Method": "POST"})  # fmt: skip
     assert status == 204 and headers["access-control-allow-origin"] == "https://my.app"
     assert "x-paperplug-conversation" in headers["access-control-allow-headers"]
-    status, body, headers = send(url, "POST", CHAT, {**origin, "Content-Type": "application/json"}, BODY)  # fmt: skip
+    status, body, headers = raw_request(url, "POST", CHAT, {**origin, "Content-Type": "application/json"}, BODY)  # fmt: skip
     assert status == 200 and body["choices"][0]["message"]["content"] == "ok"
     assert headers["access-control-allow-origin"] == "https://my.app" and len(log) == 1
 
@@ -89,7 +75,7 @@ def test_clients_without_origin_pass_on_every_loopback_name(door):
     url, log = door
     port = urllib.parse.urlsplit(url).port
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", "127.0.0.1"):
-        status, _, _ = send(url, "POST", CHAT, {"Content-Type": "application/json", "Host": host}, BODY)  # fmt: skip
+        status, _, _ = raw_request(url, "POST", CHAT, {"Content-Type": "application/json", "Host": host}, BODY)  # fmt: skip
         assert status == 200
     assert client(url).chat.completions.create(
         model="m", messages=[{"role": "user", "content": "x"}]
@@ -102,5 +88,5 @@ def test_a_configured_host_name_is_served(serve):
     config = {"upstream": {"url": up}, "server": {"allowed_hosts": ["gateway.internal"]}}
     url = serve(create_app(parse_config(config)))
     ok = {"Content-Type": "application/json", "Host": "gateway.internal:8080"}
-    assert send(url, "POST", CHAT, ok, BODY)[0] == 200
-    assert send(url, "POST", CHAT, {**ok, "Host": "other.internal"}, BODY)[0] == 403
+    assert raw_request(url, "POST", CHAT, ok, BODY)[0] == 200
+    assert raw_request(url, "POST", CHAT, {**ok, "Host": "other.internal"}, BODY)[0] == 403

@@ -21,6 +21,8 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from paperplug_llm import ChatServer, OpenAIChatModel, ScriptedChatModel
 from paperplug_llm.openai_client import retry_after_seconds
 
+from paperplug.testing import raw_request
+
 CALL = '<tool_call>{"name": "add", "arguments": {"a": 17, "b": 25, "note": "a long enough argument"}}</tool_call>'
 ADD = {
     "type": "function",
@@ -163,18 +165,8 @@ def test_unknown_fields_and_bad_json_are_400(server):
 
 
 def _raw(server, method, headers, body=b""):
-    """(status, JSON body, response headers) of one raw request, headers as a browser sets them."""
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
-    conn.putrequest(method, "/v1/chat/completions" if method != "GET" else "/v1/models",
-                    skip_host=True, skip_accept_encoding=True)  # fmt: skip
-    for name, value in {"Host": f"127.0.0.1:{server.port}", **headers}.items():
-        conn.putheader(name, value)
-    conn.putheader("Content-Length", str(len(body)))
-    conn.endheaders(body)
-    resp = conn.getresponse()
-    raw = resp.read()
-    conn.close()
-    return resp.status, (json.loads(raw) if raw else None), resp.headers
+    path = "/v1/chat/completions" if method != "GET" else "/v1/models"
+    return raw_request(server.url, method, path, headers, body)
 
 
 BODY = json.dumps({"model": "echo", "messages": [{"role": "user", "content": "x"}]}).encode()
