@@ -110,11 +110,12 @@ def test_every_package_has_a_page_with_its_api(site):
 def core_api_missing(page: str) -> list[str]:
     """What a plugin author needs that the core's API page documents nowhere: each name of
     `paperplug.__all__`, and each public function and class of the hook specs, the checks,
-    the testing plugin and the battery (as those modules define them)."""
+    the testing plugin, the battery, the state store and the door (as those modules define
+    them)."""
     import paperplug
 
     wanted = [f"paperplug.{name}" for name in paperplug.__all__]
-    for module in ("hookspecs", "checks", "testing", "battery"):
+    for module in ("hookspecs", "checks", "testing", "battery", "state", "door"):
         mod = importlib.import_module(f"paperplug.{module}")
         wanted += [
             f"paperplug.{module}.{name}"

@@ -177,6 +177,8 @@ CORE_MODULES = [
     ("Checking arguments: paperplug.checks", "paperplug.checks"),
     ("Testing a plugin: paperplug.testing", "paperplug.testing"),
     ("The bad-input battery: paperplug.battery", "paperplug.battery"),
+    ("Conversation state: paperplug.state", "paperplug.state"),
+    ("A local server's door: paperplug.door", "paperplug.door"),
 ]
 
 
@@ -186,7 +188,8 @@ def core_page() -> str:
         "# Core API reference\n\nEverything a plugin author uses from `paperplug` (the core "
         "distribution, which depends on pluggy only): loading and registering components, the "
         "five roles and their result types, composing defenses, the hook specs, argument "
-        "checks, and the pytest contracts and bad-input battery for a plugin's tests.\n"
+        "checks, the pytest contracts and bad-input battery for a plugin's tests, the "
+        "conversation state a stateful defense keeps, and the door of a local server.\n"
     ]
     options = "    options:\n      show_root_heading: true\n      heading_level: 3\n"
     for heading, text, names in CORE_API:
