@@ -6,6 +6,7 @@ reasoner) on the trained classifier's outputs, and CAROT against POT's semi-rela
 make bench PKG=nesy [ARGS="--seeds 3 --rhos 1 10 50"]
 make bench PKG=nesy ARGS="--lp --seeds 5"   # the LP's scopes on digits and on Gaussian classes
 make bench PKG=nesy ARGS="--warmup --seeds 5"   # LP from a fully trained SL model vs more SL
+make bench PKG=nesy ARGS="--factors --seeds 3"  # the per-batch LP, one factor changed at a time
 """
 
 from __future__ import annotations
@@ -178,8 +179,48 @@ def compare_warmup(data: BagData, seed: int, epochs: int) -> dict[str, dict]:
     return out
 
 
-def lp_tables(seeds: int, epochs: int, bags: int, warmup: bool = False) -> None:
+FACTOR_METHODS = (
+    "SL",
+    "LP per batch: B = 32, ±0.99 per position, estimated r̂ (official)",
+    "  marginal error removed: true r",
+    "  batch size: B = 128",
+    "  batch size: B = 128, true r",
+    "  band: over the data, pooled 3σ (ours)",
+    "  band over the data, true r",
+)
+
+
+def compare_factors(data: BagData, seed: int, epochs: int) -> dict[str, dict]:
+    """The official per-batch LP on MAX-3 against itself with one factor changed: the
+    marginal's error (true r), the batch size, the band (pooled over the data, 3σ)."""
+    common = {"sigma": "max", "M": 3, "seed": seed, "epochs": epochs, "progress": False}
+    lp = {**common, "train_mitigation": "lp"}
+    true = data.marginal
+    settings = dict(zip(FACTOR_METHODS, [
+        common,
+        {**lp, "lp_scope": "batch"},
+        {**lp, "lp_scope": "batch", "marginal": true},
+        {**lp, "lp_scope": "batch", "batch_size": 128},
+        {**lp, "lp_scope": "batch", "batch_size": 128, "marginal": true},
+        lp,
+        {**lp, "marginal": true},
+    ], strict=True))  # fmt: skip
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for name, kw in settings.items():
+            pred = NeSyImbalanceTrainer(**kw).fit(data.bags, data.s).predict(data.test_X)
+            acc = per_class_accuracy(pred, data.test_y)
+            out[name] = {**report(pred, data.test_y), "spread": float(acc.max() - acc.min())}
+    return out
+
+
+def lp_tables(
+    seeds: int, epochs: int, bags: int, warmup: bool = False, factors: bool = False
+) -> None:
     methods, compare_fn = (WARMUP_METHODS, compare_warmup) if warmup else (LP_METHODS, compare_lp)
+    if factors:
+        methods, compare_fn = FACTOR_METHODS, compare_factors
     for label, make in [
         ("digits (the package's data), ρ = 50", lambda seed: long_tailed_bags(max_of(3), bags, 50.0, seed)),
         ("16-D Gaussian classes (built here), ρ = 50", lambda seed: gaussian_bags(seed, bags)),
@@ -210,10 +251,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--lp", action="store_true", help="only the LP scopes' comparison")
     parser.add_argument("--warmup", action="store_true", help="only LP after a trained SL model")
+    parser.add_argument("--factors", action="store_true", help="per-batch LP, one factor at a time")
     args = parser.parse_args()
     single_thread()
-    if args.lp or args.warmup:
-        lp_tables(args.seeds, args.epochs, args.bags, warmup=args.warmup)
+    if args.lp or args.warmup or args.factors:
+        lp_tables(args.seeds, args.epochs, args.bags, warmup=args.warmup, factors=args.factors)
         return
 
     print("p(s): our exact semantic loss against ProbLog on a trained classifier's outputs")

@@ -110,7 +110,9 @@ def cost(trainer: Any) -> str:
     for n in (500, 4000):
         prompt, text = long_reply(n, seed=0)
         for mode in ("tail", "full"):
-            mon = trainer.monitor(theta=1.0, k=10**9, retokenise=mode)  # reads every token
+            mon = trainer.monitor(
+                theta=1.0, k=10**9, window=None, retokenise=mode
+            )  # reads every token
             whole, last = per_word_ms(mon, prompt, words_of(text))
             rows.append([n, mode, whole, last])
     header = ["reply words", "re-tokenise", "ms / word (all)", "ms / word (last 10%)"]
@@ -127,7 +129,7 @@ def interleaved_ms(trainer: Any, test: list[dict]) -> tuple[float, float]:
     n_words = sum(len(w) for _, w in streams)
     out = []
     for keyed in (True, False):
-        mon = trainer.monitor(theta=1.0, k=10**9)
+        mon = trainer.monitor(theta=1.0, k=10**9, window=None)
 
         def run(mon: Any = mon, keyed: bool = keyed) -> None:
             for i in range(max(len(w) for _, w in streams)):
@@ -152,7 +154,7 @@ def false_stops(trainer: Any, test: list[dict], n_replies: int) -> list[list[Any
         scores[n] = []
         for seed in range(n_replies):
             prompt, text = long_reply(n, seed=seed)
-            session = trainer.monitor(theta=1.0, k=10**9).start(prompt)
+            session = trainer.monitor(theta=1.0, k=10**9, window=None).start(prompt)
             session.push(text)
             session.finish()
             scores[n].append(session.token_scores)

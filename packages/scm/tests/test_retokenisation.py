@@ -16,7 +16,8 @@ from paperplug_scm import (
     long_reply,
     tail_retokenisation_is_exact,
 )
-from paperplug_scm.fineharm import encode_prompt
+from paperplug_scm.fineharm import EncodedExample, encode_prompt
+from paperplug_scm.model import score_responses
 from paperplug_scm.retokenisation import PROBE
 
 EXACT = ("bytelevel", "llama3", "wordpiece")
@@ -85,10 +86,29 @@ def _full_pass(model, tokenizer, prompt, text):
     return model.scores(hidden[0])[len(ids) :].tolist()
 
 
+def _framed_pass(model, tokenizer, prompt, text, frame):
+    """One forward per reply token i over the prompt and the reply from the start of the
+    frame before i's (tokens [(i // frame - 1) * frame, i]), by brute force."""
+    ids = encode_prompt(tokenizer, prompt)
+    response = tokenizer(text, add_special_tokens=False)["input_ids"]
+    out = []
+    with torch.no_grad():
+        for i in range(len(response)):
+            start = max(0, (i // frame - 1) * frame)
+            hidden, _ = model.hidden(torch.tensor([ids + response[start : i + 1]]))
+            out.append(model.scores(hidden[0])[-1].item())
+    return out
+
+
+@pytest.mark.parametrize("frame", [None, 8])
 @pytest.mark.parametrize("family", ["llama3", "metaspace"])
-def test_monitor_scores_equal_a_full_pass_for_any_tokenizer(family, tokenizer_of):
+def test_monitor_scores_equal_a_full_pass_for_any_tokenizer(family, frame, tokenizer_of):
+    """Streamed in pieces (llama3 rolls back over ".\n\n", across frames with frame=8), the
+    monitor's scores equal a full pass, or with a frame the brute-force framed pass, and so
+    do the offline scores."""
     tok = tokenizer_of(family)
-    model = SCMModel(build_tiny_decoder(len(tok), hidden_size=32, num_layers=2, seed=1))
+    decoder = build_tiny_decoder(len(tok), hidden_size=32, num_layers=2, seed=1)
+    model = SCMModel(decoder, frame=frame)
     mon = StreamingMonitor(model, tok, theta=1.0, k=10**6)  # never stops: reads every token
     assert mon.retokenise_mode == ("tail" if family == "llama3" else "full")
     prompt, text = "How do I bake bread ?", PROBE + "\n" + long_reply(120, seed=2)[1]
@@ -96,9 +116,17 @@ def test_monitor_scores_equal_a_full_pass_for_any_tokenizer(family, tokenizer_of
     for piece in _stream(text, 7, 3):
         session.push(piece)
     session.finish()
-    want = _full_pass(model, tok, prompt, text)
-    assert session.ids == tok(text, add_special_tokens=False)["input_ids"]
+    if frame is None:
+        want = _full_pass(model, tok, prompt, text)
+    else:
+        want = _framed_pass(model, tok, prompt, text, frame)
+        assert want != pytest.approx(_full_pass(model, tok, prompt, text), abs=1e-3)
+    response = tok(text, add_special_tokens=False)["input_ids"]
+    assert session.ids == response
     assert session.token_scores == pytest.approx(want, abs=1e-5)
+    ids = encode_prompt(tok, prompt)
+    encoded = EncodedExample(ids + response, [0] * (len(ids) + len(response)), 0, len(ids))
+    assert score_responses(model, [encoded], batch_size=4)[0] == pytest.approx(want, abs=1e-5)
 
 
 class _Recording:

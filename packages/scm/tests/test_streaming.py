@@ -29,7 +29,7 @@ def _stop(trained, scores, window=None):
 
 
 def test_incremental_scores_equal_a_full_pass(trained, splits):
-    mon = trained.monitor(theta=1.0, k=10**6)  # never stops: every token is scored
+    mon = trained.monitor(theta=1.0, k=10**6, window=None)  # never stops: every token is scored
     for ex in splits[2][:8]:
         session = mon.start(ex["prompt"])
         text = response_text(ex)
@@ -232,7 +232,7 @@ def test_a_stream_is_fed_by_text_or_ids_not_both(trained):
     with pytest.raises(ValueError, match="ended"):
         session.push("more")
     ids = trained.tokenizer_("Sure , here is", add_special_tokens=False)["input_ids"]
-    session = trained.monitor(theta=1.0, k=10**6).start("hi")
+    session = trained.monitor(theta=1.0, k=10**6, window=None).start("hi")
     assert session.push_ids(ids).tokens_read == len(ids)
 
 

@@ -93,7 +93,8 @@ def test_same_seed_same_model_whatever_the_process_state():
 
 def test_checkpoint_round_trip(trained, checkpoint, splits):
     loaded = SCMTrainer.load(checkpoint)
-    assert (loaded.theta_, loaded.k_, loaded.window) == (trained.theta_, trained.k_, None)
+    assert (loaded.theta_, loaded.k_, loaded.window) == (trained.theta_, trained.k_, 16)
+    assert loaded.frame_ == loaded.model_.frame == trained.frame_
     a, _ = trained.score(splits[2][:5])
     b, _ = loaded.score(splits[2][:5])
     assert [x for r in a for x in r] == pytest.approx([x for r in b for x in r], abs=1e-6)
@@ -151,7 +152,8 @@ def test_stitched_replies_join_each_epoch(splits, monkeypatch):
     assert all(c[2]["harmful_fraction"] == 0.0 for c in calls)
     assert len(tr.history_) == 2 * 5  # ceil((24 + 12) / 8) batches an epoch
     calls.clear()
-    assert len(SCMTrainer(seed=3, **settings).fit(train).history_) == 2 * 3 and not calls
+    assert len(SCMTrainer(seed=3, long_replies=0, **settings).fit(train).history_) == 2 * 3
+    assert not calls
 
 
 def test_length_batches_cover_the_epoch_once_sorted_within_pools():
@@ -166,19 +168,21 @@ def test_length_batches_cover_the_epoch_once_sorted_within_pools():
     assert sum(spread) / len(spread) < 0.5 * (max(lengths) - min(lengths))
 
 
-def test_stitched_long_replies_lower_false_stops_on_long_benign_replies(trained, splits):
-    """The false stop of issue 34: trained on ~70-token replies, the monitor stops 6 of 10
-    benign 1,000-word replies (θ_/k_ from validation); trained with stitched benign replies
-    up to 1,000 words, 1 of 10, still stopping every harmful test reply."""
-    from conftest import SMALL
-    from paperplug_scm.fineharm import encode_fineharm
-    from paperplug_scm.model import score_responses
+def test_default_monitor_lets_long_benign_replies_through_and_stops_deep_harm(splits):
+    """Issue 48: with the paper's settings (whole-reply context, cumulative delay-k, θ/k from
+    short validation replies) a small monitor stops 9 of 10 benign 1,000-word replies; the
+    default (frames, stitched benign replies, θ/k that also pass stitched long benign
+    validation replies, a 16-token window) stops none, and still every harmful test reply
+    and every harmful reply placed 300-1,000 words deep."""
+    from paperplug_scm.stitching import stitch_replies
     from paperplug_scm.stopping import delay_k_stop
 
     train, val, test = splits
-    long = SCMTrainer(
-        progress=False, tiny=SMALL, seed=0, long_replies=0.1, long_words=1000, **EMBEDDED_TRAINING
-    ).fit(train, val)
+    settings = {"progress": False, "tiny": {"hidden_size": 64, "num_layers": 2}, "seed": 0}
+    settings.update(EMBEDDED_TRAINING)
+    paper = SCMTrainer(frame=None, long_replies=0, val_long=0, window=None, **settings)
+    paper.fit(train, val)
+    default = SCMTrainer(**settings).fit(train, val)
     replies = []
     for i in range(10):
         prompt, text = long_reply(1000, seed=100 + i)
@@ -189,10 +193,14 @@ def test_stitched_long_replies_lower_false_stops_on_long_benign_replies(trained,
         )
 
     def stopped(tr, examples):
-        scores = score_responses(tr.model_, encode_fineharm(examples, tr.tokenizer_), batch_size=1)
-        return sum(delay_k_stop(s, tr.theta_, tr.k_) is not None for s in scores)
+        return sum(
+            delay_k_stop(s, tr.theta_, tr.k_, tr.window) is not None for s in tr.score(examples)[0]
+        )
 
-    assert stopped(trained, replies) >= 5  # measured: 6
-    assert stopped(long, replies) <= 2  # measured: 1
+    assert default.frame_ == default.model_.frame == 60  # half the longest training reply
+    assert stopped(paper, replies) >= 7  # measured: 9
+    assert stopped(default, replies) == 0
     harmful = [ex for ex in test if any(ex["sentence_labels"])]
-    assert stopped(long, harmful) == len(harmful)
+    deep = stitch_replies(test, 10, min_words=300, max_words=1000, harmful_fraction=1.0, seed=1)
+    assert stopped(default, harmful) == len(harmful)
+    assert stopped(default, deep) == len(deep)

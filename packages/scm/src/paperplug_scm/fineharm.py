@@ -8,6 +8,7 @@ on the prompt and on tokens that overlap no word. The response label is any(sent
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 from dataclasses import dataclass
@@ -105,9 +106,13 @@ def token_labels(
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     spans = _word_spans(text, example["words"], example["sentences"], sep)
     flat = [int(v) for wl in example["word_labels"] for v in wl]
+    ends = [we for _, we in spans]  # words are left to right: their ends increase
     labels = []
     for start, end in enc["offset_mapping"]:
-        hit = [y for (ws, we), y in zip(spans, flat, strict=True) if ws < end and start < we]
+        j, hit = bisect.bisect_right(ends, start), []  # the first word ending after `start`
+        while j < len(spans) and spans[j][0] < end:
+            hit.append(flat[j])
+            j += 1
         labels.append(int(any(hit)) if hit else IGNORE_INDEX)
     ids = (prompt_ids + list(enc["input_ids"]))[:max_length]
     labels = ([IGNORE_INDEX] * len(prompt_ids) + labels)[:max_length]

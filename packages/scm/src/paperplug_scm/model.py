@@ -3,6 +3,10 @@
 The token head (dropout 0.1, Linear(h, 2)) scores every token; the response ("holistic") head
 (Linear(h, 2, bias=False)) reads the last non-pad token and is used in training only. Any
 Hugging Face causal LM works as the backbone: its LM head is dropped, its decoder kept.
+
+`frame` (ours): a reply is read in frames of `frame` tokens, each token reading the prompt and
+the reply from the start of the previous frame on (at most 2·frame tokens), so a monitor never
+reads a context longer than those it was trained on; None reads the whole reply (the paper).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import torch
 from torch import nn
 
 from paperplug import seeded_torch
-from paperplug.checks import check_choice
+from paperplug.checks import check_choice, check_scalar
 
 HEADS_FILE = "scm_heads.pt"
 CONFIG_FILE = "scm_config.json"
@@ -45,13 +49,21 @@ class SCMModel(nn.Module):
 
     The heads are drawn from `seed` with a local generator (the backbone comes built)."""
 
-    def __init__(self, backbone: nn.Module, *, dropout: float = 0.1, seed: int = 0) -> None:
+    def __init__(
+        self,
+        backbone: nn.Module,
+        *,
+        dropout: float = 0.1,
+        frame: int | None = None,
+        seed: int = 0,
+    ) -> None:
         super().__init__()
         if not isinstance(backbone, nn.Module):
             raise TypeError(f"backbone must be a torch module, got {type(backbone).__name__}")
         self.backbone = decoder_of(backbone)
         h = hidden_size_of(self.backbone)
         self.dropout_p = dropout
+        self.frame = check_scalar(frame, "frame", "int", low=1, allow_none=True)
         self.dropout = nn.Dropout(dropout)
         with seeded_torch(seed):  # nn.Linear draws a default init: keep the caller's generator
             self.token_head = nn.Linear(h, 2)
@@ -123,7 +135,8 @@ class SCMModel(nn.Module):
         heads = {"token_head": self.token_head.state_dict()}
         heads["response_head"] = self.response_head.state_dict()
         torch.save(heads, path / HEADS_FILE)
-        (path / CONFIG_FILE).write_text(json.dumps({"dropout": self.dropout_p}))
+        config = {"dropout": self.dropout_p, "frame": self.frame}
+        (path / CONFIG_FILE).write_text(json.dumps(config))
 
     @classmethod
     def from_pretrained(
@@ -168,21 +181,48 @@ def pad_batch(
     return ids, mask, labels, torch.tensor([e.response_label for e in encoded])
 
 
+def context_start(i: int, frame: int | None) -> int:
+    """The first reply token that reply token `i` reads: the start of the previous frame."""
+    return 0 if frame is None else max(0, (i // frame - 1) * frame)
+
+
+def _segments(encoded: list[Any], frame: int | None) -> list[tuple[int, list[int], int]]:
+    """(example index, ids to forward, first position scored): the whole example, or one
+    segment per frame holding the prompt, the previous frame and the frame."""
+    out = []
+    for j, e in enumerate(encoded):
+        p, n = e.response_start, len(e.input_ids) - e.response_start
+        if frame is None or n <= 2 * frame:
+            out.append((j, list(e.input_ids), p))
+            continue
+        for b in range(0, n, frame):
+            s = context_start(b, frame)
+            out.append(
+                (j, list(e.input_ids[:p]) + list(e.input_ids[p + s : p + b + frame]), p + b - s)
+            )
+    return out
+
+
 @torch.no_grad()
 def score_responses(
     model: SCMModel, encoded: list[Any], *, head: str = "token", batch_size: int = 32
 ) -> list[list[float]]:
-    """P(harmful) of every response token, one full forward per batch (causal, so equal to
-    what the streaming monitor computes token by token)."""
+    """P(harmful) of every response token, one forward per batch of frames (causal, so equal
+    to what the streaming monitor computes token by token, frame by frame)."""
     was_training = model.training
     model.eval()
-    out: list[list[float]] = []
-    for start in range(0, len(encoded), batch_size):
-        chunk = encoded[start : start + batch_size]
-        ids, mask, _, _ = pad_batch(chunk)
+    out: list[list[float]] = [[] for _ in encoded]
+    segments = _segments(encoded, model.frame)
+    for start in range(0, len(segments), batch_size):
+        chunk = segments[start : start + batch_size]
+        width = max(len(ids) for _, ids, _ in chunk)
+        ids = torch.zeros((len(chunk), width), dtype=torch.long)
+        mask = torch.zeros((len(chunk), width), dtype=torch.long)
+        for i, (_, seg, _) in enumerate(chunk):
+            ids[i, : len(seg)], mask[i, : len(seg)] = torch.tensor(seg), 1
         hidden, _ = model.hidden(ids.to(model.device), mask.to(model.device))
         probs = model.scores(hidden, head)  # (batch, seq)
-        for i, e in enumerate(chunk):
-            out.append(probs[i, e.response_start : len(e.input_ids)].tolist())
+        for i, (j, seg, first) in enumerate(chunk):
+            out[j] += probs[i, first : len(seg)].tolist()
     model.train(was_training)
     return out

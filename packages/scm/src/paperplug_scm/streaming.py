@@ -26,7 +26,7 @@ from paperplug.checks import check_choice, check_context, check_scalar, check_se
 from paperplug_scm.batching import StepBatcher
 from paperplug_scm.checkpoint import load_checkpoint
 from paperplug_scm.fineharm import encode_prompt
-from paperplug_scm.model import HEADS, SCMModel
+from paperplug_scm.model import HEADS, SCMModel, context_start
 from paperplug_scm.retokenisation import (
     IncrementalTokens,
     hold_back,
@@ -84,6 +84,7 @@ class MonitorSession:
         self._by_ids = False  # fed token ids (push_ids) rather than text
         self.stop_index: int | None = None
         self.cache: Any = None
+        self._context = 0  # the cache holds the prompt and ids[self._context:]
         self.prompt_ids = encode_prompt(mon.tokenizer, prompt)
         if self.prompt_ids:
             self._step(self.prompt_ids)
@@ -108,21 +109,34 @@ class MonitorSession:
         """Forget response tokens from index `keep` on (their text was re-tokenised)."""
         del self.ids[keep:], self.token_scores[keep:], self._max_before[keep + 1 :]
         self._counter.truncate(keep)
-        self.cache = crop_cache(self.cache, len(self.prompt_ids) + keep)
+        if keep >= self._context:
+            self.cache = crop_cache(self.cache, len(self.prompt_ids) + keep - self._context)
+        else:  # back into an earlier frame: the next token's frame is read anew
+            self.cache, self._context = None, -1
+
+    def _reframe(self, context: int) -> None:
+        """Read the prompt and ids[context:] anew into an empty cache (a new frame)."""
+        self.cache, self._context = None, context
+        if self.prompt_ids or self.ids[context:]:
+            self._step(self.prompt_ids + self.ids[context:])
 
     def _feed(self, ids: list[int]) -> None:
-        if not ids:
-            return
-        start = len(self.ids)
-        scores = self._step(ids)
-        for i, s in enumerate(scores):
-            self.ids.append(ids[i])
-            self.token_scores.append(s)
-            self._max_before.append(max(self._max_before[-1], s))
-            if self._counter.update(s):
-                self.stop_index = start + i
-                self.cache = None  # a stop is final: the cache is no longer needed
-                return
+        frame = self.monitor.model.frame
+        while ids:
+            start = len(self.ids)
+            context = context_start(start, frame)
+            if context != self._context:
+                self._reframe(context)
+            n = len(ids) if frame is None else min(len(ids), frame - start % frame)
+            for i, s in enumerate(self._step(ids[:n])):
+                self.ids.append(ids[i])
+                self.token_scores.append(s)
+                self._max_before.append(max(self._max_before[-1], s))
+                if self._counter.update(s):
+                    self.stop_index = start + i
+                    self.cache = None  # a stop is final: the cache is no longer needed
+                    return
+            ids = ids[n:]
 
     def _judge_to(self, end: int, boundary: bool) -> None:
         keep, new = self._tokens.update(self.text, end, boundary)

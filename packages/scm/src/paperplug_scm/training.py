@@ -49,9 +49,12 @@ SETTINGS = (
     "max_length",
     "sep",
     "window",
+    "frame",
     "long_replies",
     "long_words",
     "long_harmful",
+    "val_long",
+    "val_words",
     "seed",
 )
 
@@ -103,10 +106,13 @@ class SCMTrainer:
         ks: Sequence[int] = KS,
         theta: float = 0.5,
         k: int = 4,
-        window: int | None = None,
-        long_replies: float = 0.0,
-        long_words: int = 4000,
+        window: int | None = 16,
+        frame: int | str | None = "auto",
+        long_replies: float = 0.25,
+        long_words: int | None = None,
         long_harmful: float = 0.0,
+        val_long: int = 100,
+        val_words: int = 4000,
         tiny: dict[str, int] | None = None,
         device: str | torch.device = "cpu",
         seed: int = 42,
@@ -118,11 +124,8 @@ class SCMTrainer:
         self.batch_size, self.grad_accum, self.weight_decay = batch_size, grad_accum, weight_decay
         self.max_length, self.sep, self.thetas, self.ks = max_length, sep, thetas, ks
         self.theta, self.k, self.window, self.tiny = theta, k, window, tiny
-        self.long_replies, self.long_words, self.long_harmful = (
-            long_replies,
-            long_words,
-            long_harmful,
-        )
+        self.frame, self.long_replies, self.long_words = frame, long_replies, long_words
+        self.long_harmful, self.val_long, self.val_words = long_harmful, val_long, val_words
         self.device, self.seed, self.progress = device, seed, progress
 
     def _vet_settings(self) -> None:
@@ -144,9 +147,13 @@ class SCMTrainer:
         for i, k in enumerate(check_sequence(self.ks, "ks")):
             check_scalar(k, f"ks[{i}]", "int", low=1)
         check_rule(self.theta, self.k, self.window)
+        if self.frame != "auto":
+            check_scalar(self.frame, "frame", "int", low=1, allow_none=True)
         check_scalar(self.long_replies, "long_replies", low=0.0)
-        check_scalar(self.long_words, "long_words", "int", low=1)
+        check_scalar(self.long_words, "long_words", "int", low=1, allow_none=True)
         check_scalar(self.long_harmful, "long_harmful", low=0.0, high=1.0)
+        check_scalar(self.val_long, "val_long", "int", low=0)
+        check_scalar(self.val_words, "val_words", "int", low=1)
         check_type(self.tiny, "tiny", (dict, type(None)), what="None or a dict of sizes")
         check_scalar(self.seed, "seed", "int")
 
@@ -176,6 +183,10 @@ class SCMTrainer:
         self._build(example_texts(train + (val or [])))
         self.loss_ = DualSupervisionLoss(self.alpha, self.gamma, self.reduce)
         encoded = encode_fineharm(train, self.tokenizer_, sep=self.sep, max_length=self.max_length)
+        self.frame_ = self.frame
+        if self.frame == "auto":  # read no more than the longest training reply
+            longest = max(len(e.input_ids) - e.response_start for e in encoded)
+            self.frame_ = max(1, -(-longest // 2))
         self.optimizer_ = torch.optim.AdamW(
             self.model_.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
         )
@@ -183,27 +194,53 @@ class SCMTrainer:
         self.history_ = History()
         with seeded_torch(self.seed):  # dropout draws from torch's generator: the caller's returns
             self._train(encoded, train)
+        self.model_.frame = self.frame_
         self.theta_, self.k_ = self.theta, self.k
         if val is not None:
             scores, labels = self.score(val)
-            self.theta_, self.k_, m = choose_theta_k(
-                scores, labels, self.thetas, self.ks, self.window
+            long = self._long_benign(val)
+            long_scores = self.score(long)[0] if long else []
+            self.theta_, self.k_, _ = choose_theta_k(
+                scores + long_scores,
+                labels + [0] * len(long_scores),
+                self.thetas,
+                self.ks,
+                self.window,
             )
+            m = stream_metrics(scores, labels, self.theta_, self.k_, self.window)
             self.history_.log(val_macro_f1=m["macro_f1"], theta=self.theta_, k=self.k_)
         return self
+
+    def _long_benign(self, val: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`val_long` benign replies of up to `val_words` words stitched from validation's
+        benign replies: θ and k must also let long benign replies through."""
+        benign = [ex for ex in val if not any(int(y) for y in ex["sentence_labels"])]
+        if not self.val_long or not benign:
+            return []
+        shortest = min(max(n_words(ex) for ex in benign), self.val_words)
+        return stitch_replies(
+            benign,
+            self.val_long,
+            min_words=shortest,
+            max_words=self.val_words,
+            harmful_fraction=0.0,
+            seed=self.seed,
+        )
 
     def _stitched(self, train: list[dict[str, Any]], epoch: int) -> list[Any]:
         """This epoch's length-varied replies (fresh each epoch), encoded."""
         n = round(self.long_replies * len(train))
         if not n:
             return []
-        longest = min(max(n_words(ex) for ex in train), self.long_words)
+        longest_reply = max(n_words(ex) for ex in train)
+        most = self.long_words or (2 * self.frame_ if self.frame_ else longest_reply)
+        longest = min(longest_reply, most)
         seed = self.seed * 1000 + epoch
         long = stitch_replies(
             train,
             n,
             min_words=longest,
-            max_words=self.long_words,
+            max_words=most,
             harmful_fraction=self.long_harmful,
             seed=seed,
         )
@@ -308,7 +345,7 @@ class SCMTrainer:
         theta, k = settings.pop("theta_"), settings.pop("k_")
         trainer = cls(**settings, device=model.device, progress=False)
         trainer.model_, trainer.tokenizer_ = model, tokenizer
-        trainer.theta_, trainer.k_ = theta, k
+        trainer.theta_, trainer.k_, trainer.frame_ = theta, k, model.frame
         trainer.history_ = History()
         trainer.loss_ = DualSupervisionLoss(trainer.alpha, trainer.gamma, trainer.reduce)
         path = Path(path)
