@@ -43,6 +43,9 @@ class TestTrainerContract(TrainerContract):
         "seed": [1.5],
         "device": ["no-such-device"],
         "validation": ["texts"],
+        "frame": [0, 2.5, "longest"],
+        "val_long": [-1, 2.5],
+        "val_words": [0, 2.5],
     }
     reasons: ClassVar[dict] = {"tokenizer": "a Hugging Face tokenizer (None: the backbone's)"}
     accepts: ClassVar[
@@ -68,6 +71,7 @@ class TestDefenseContract(DefenseContract):
         "max_hold": [0, 2.5],
         "retokenise": ["never"],
         "max_sessions": [0],
+        "batch": ["yes", 1],
     }
 
     @pytest.fixture
