@@ -1,5 +1,9 @@
-"""A learned detection stage for the Injection Isolator [R]: a logistic unit classifier on
-all-MiniLM-L6-v2 sentence embeddings (the `[learned]` extra), for phrasings no cue names.
+"""The learned detection stages of the Injection Isolator [R] (the `[learned]` extra), for
+phrasings no cue names: `TunedDetector` (`detector="learned"`, `"both"` with the cues), the
+(task, unit) pair classifier fine-tuned from all-MiniLM-L6-v2 (`finetune.py`, data from
+`recipe.py`), which flags units and removes only them; and `LearnedDetector`
+(`detector="probe"`), the logistic unit classifier on frozen MiniLM sentence embeddings that
+came first, described below.
 
 A field is cut into the units the cues read (`heuristics.split_units`: sentences, clauses,
 lines, tags), each unit is read normalised (NFKC, no invisible characters, Latin for
@@ -229,6 +233,62 @@ class LearnedDetector:
         if not cues and not self.cues:
             return []
         return [text[a:b] for a, b in injected_spans(text, cues, tags=self.cues)]
+
+
+class TunedDetector:
+    """`detect(query, text) -> list[str]`: the injected units of one field, found by the
+    fine-tuned (task, unit) pair classifier (`finetune.PairScorer`, the shipped delta over the
+    PyPI package's MiniLM), with the hand-written cues too when `cues=True` (`scope =
+    "field"`). Only the flagged units go (`grow=False`); `grow=True` grows them into their
+    instruction by the cues' rules. `threshold` overrides the delta's."""
+
+    scope = "field"
+
+    def __init__(
+        self,
+        scorer: Any = None,
+        *,
+        threshold: float | None = None,
+        cues: bool = False,
+        grow: bool = False,
+    ) -> None:
+        from paperplug_drift.finetune import default_scorer
+
+        if scorer is not None and not callable(getattr(scorer, "scores", None)):
+            raise TypeError(f"scorer must have scores(task, texts), got {type(scorer).__name__}")
+        self.scorer = scorer if scorer is not None else default_scorer()
+        self.threshold = check_scalar(
+            self.scorer.threshold if threshold is None else threshold,
+            "threshold",
+            "real",
+            low=0.0,
+            high=1.0,
+            inclusive="neither",
+        )
+        self.cues, self.grow = bool(cues), bool(grow)
+
+    def detect(self, query: str, text: str) -> list[str]:
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        units = readings(text)
+        flat = [t for r in units for t in r.texts]
+        scores = iter(self.scorer.scores(query, flat)) if flat else iter(())
+        found = [
+            (r.start, r.end) for r in units if max(next(scores) for _ in r.texts) >= self.threshold
+        ]
+        if self.grow and found:
+            found = injected_spans(text, found, tags=False)
+        if self.cues:
+            found += injected_spans(text)  # what the cues find, grown by their rules
+        merged: list[list[int]] = []
+        for a, b in sorted(found):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        return [text[a:b] for a, b in merged]
 
 
 # ---------------------------------------------------------------- training
