@@ -7,7 +7,11 @@ judge and isolator on a small sample, and the replay of the official recorded ru
 
 make bench PKG=drift                      # everything (about 25 min on a busy 2-core CPU)
 python bench/run.py --suites banking --no-smollm2 --no-held-out   # a quick look
-make bench PKG=drift ARGS="--sections isolation --detectors cues,learned,both"  # the isolators
+make bench PKG=drift ARGS="--sections isolation --detectors cues,probe,learned,both"  # the isolators
+make bench PKG=drift ARGS="--sections loso"   # the fine-tuned detector, leave one source out (~1 h)
+make bench PKG=drift ARGS="--sections llm --llm-sample 2"   # LLMDetector over SmolLM2, a sample
+make bench PKG=drift ARGS="--sections agentdojo_detectors --suites banking,slack,travel \
+    --attacks important_instructions --detectors cues,learned,both"   # DRIFT core per detector
 """
 
 from __future__ import annotations
@@ -504,6 +508,7 @@ def _row(name, held, r):
         f"{r['lookalikes_changed_pct']:.1f} ({r['benign_changed']}/{r['benign']})",
         f"{r['json_kept_pct']:.1f} ({r['json_kept']}/{r['json_fields']})",
         f"{r['median_ms']:.1f}",
+        f"{r['median_cpu_ms']:.1f}",
     ]
 
 
@@ -516,6 +521,7 @@ LOSO_HEAD = [
     "look-alikes changed %",
     "JSON clean fields kept %",
     "median ms",
+    "median CPU ms",
 ]
 
 
@@ -567,6 +573,7 @@ def loso(out, sources, epochs, limit, deltas):
             "lookalikes_changed_pct",
             "json_kept_pct",
             "median_ms",
+            "median_cpu_ms",
         ):
             vals = [r[k] for r in rs if r[k] == r[k]]  # sources without such records: NaN
             mean[k] = sum(vals) / len(vals) if vals else float("nan")
@@ -683,7 +690,7 @@ def main() -> None:
     parser.add_argument(
         "--detectors",
         default="cues",
-        help="isolation section: cues, learned, both (comma-separated; learned needs [learned])",
+        help="isolation and agentdojo_detectors sections: cues, probe, learned, both (comma-separated; all but cues need [learned])",
     )
     parser.add_argument("--splits", default=",".join(ISOLATION_SPLITS))
     parser.add_argument(
@@ -747,7 +754,7 @@ def main() -> None:
         agentdojo_detectors(detail, attacks, args.detectors.split(","), out)
     if "llm" in sections:
         print("\n== LLMDetector over SmolLM2-135M-Instruct, a bounded sample", flush=True)
-        llm_detector(out, args.llm_sample, 256)
+        llm_detector(out, args.llm_sample, args.llm_max_tokens)
     if "main" in sections:
         print("\n== DRIFT beside AgentDojo's offline defenses", flush=True)
         main_table(suites, attacks, out)

@@ -227,6 +227,8 @@ class InjectionIsolator:
         by_field = [d for d in self.detectors if getattr(d, "scope", "result") == "field"]
         whole = [d for d in self.detectors if getattr(d, "scope", "result") != "field"]
         for detector in by_field:
+            if callable(getattr(detector, "prepare", None)):
+                detector.prepare(query, fields)  # e.g. score every field's units in one batch
             for k, text in enumerate(fields):
                 found = detector.detect(query, text)
                 if found is None and self._failed(out):

@@ -651,17 +651,19 @@ def _json_fields(record: Mapping[str, Any], output: Any) -> tuple[int, int]:
 def evaluate(isolate: Any, records_: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """`isolate(query, result) -> Isolation` on every record: injections found (a detected
     passage inside the injected text), payload removed (its goal no longer readable),
-    look-alikes changed, clean results untouched, JSON clean fields kept, median ms."""
+    look-alikes changed, clean results untouched, JSON clean fields kept, median wall and
+    thread CPU ms per result."""
     import statistics
     import time
 
     n = {"injected": 0, "found": 0, "removed": 0, "benign": 0, "benign_changed": 0}
     n |= {"clean": 0, "clean_untouched": 0, "json_fields": 0, "json_kept": 0, "withheld": 0}
-    times, misses = [], []
+    times, cpu, misses = [], [], []
     for r in records_:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         out = isolate(r["query"], r["result"])
         times.append(1000 * (time.perf_counter() - start))
+        cpu.append(1000 * (time.thread_time() - start_cpu))
         n["withheld"] += bool(getattr(out, "withheld", False))
         if r["kind"] == "injected":
             n["injected"] += 1
@@ -692,5 +694,6 @@ def evaluate(isolate: Any, records_: Sequence[Mapping[str, Any]]) -> dict[str, A
         "lookalikes_changed_pct": pct("benign_changed", "benign"),
         "json_kept_pct": pct("json_kept", "json_fields"),
         "median_ms": statistics.median(times) if times else float("nan"),
+        "median_cpu_ms": statistics.median(cpu) if cpu else float("nan"),
         "misses": misses[:10],
     }
