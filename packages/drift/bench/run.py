@@ -700,8 +700,9 @@ def main() -> None:
     )
     parser.add_argument("--loso-epochs", type=int, default=2)
     parser.add_argument(
-        "--llm-sample", type=int, default=3, help="llm section: results per source and kind"
+        "--llm-sample", type=int, default=2, help="llm section: results per source and kind"
     )
+    parser.add_argument("--llm-max-tokens", type=int, default=128, help="llm section: reply budget")
     parser.add_argument(
         "--loso-limit", type=int, default=150, help="payloads and documents per source"
     )

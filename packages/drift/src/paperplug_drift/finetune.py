@@ -182,16 +182,14 @@ def train(
     check_scalar(batch_size, "batch_size", "int", low=1)
     if not examples:
         raise ValueError("examples must not be empty")
-    torch.manual_seed(seed)  # the head's initialisation; restored below
-    state = torch.random.get_rng_state()
     path = base_path()
     tokenizer = AutoTokenizer.from_pretrained(path)
     generator = torch.Generator().manual_seed(seed)
-    model = PairModel(path)
+    with torch.random.fork_rng(devices=[]):  # building the model draws; the caller's RNG stays
+        model = PairModel(path)
     with torch.no_grad():
         model.head.weight.normal_(0.0, 0.02, generator=generator)
         model.head.bias.zero_()
-    torch.random.set_rng_state(state)
     tuned = model.tuned()
     for name, p in model.named_parameters():
         p.requires_grad_(name in tuned)
