@@ -228,3 +228,14 @@ def test_training_is_deterministic_and_leaves_the_global_rng_alone():
         assert torch.equal(p, q), name
     with pytest.raises(ValueError, match="examples"):
         train([])
+
+
+def test_a_delta_made_over_another_base_model_warns(scorer, tmp_path):
+    from paperplug_drift.finetune import save_delta
+
+    path = tmp_path / "other.safetensors"
+    save_delta(scorer.model, 0.9, {**scorer.key, "base": "0000000000000000"}, path)
+    with pytest.warns(UserWarning, match="another base model"):
+        other = PairScorer(path)
+    assert other.threshold == 0.9 and other.key["base"] == "0000000000000000"
+    np.testing.assert_allclose(other.scores(TASK, PROBES[:1]), RECORDED[:1], atol=1e-4)

@@ -21,6 +21,7 @@ import hashlib
 import json
 import random
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,12 @@ class PairScorer:
                 tuned[name].copy_(value)
         self.threshold = float(self.meta["threshold"])
         self.key = json.loads(self.meta.get("key", "{}"))
+        if self.key.get("base") not in (None, base_fingerprint(self.path)):
+            warnings.warn(
+                f"the delta {delta} was trained over another base model than {self.path}: "
+                "retrain it (python -m paperplug_drift.finetune)",
+                stacklevel=2,
+            )
 
     def encode(self, tasks: Sequence[str], texts: Sequence[str]) -> dict[str, torch.Tensor]:
         return dict(

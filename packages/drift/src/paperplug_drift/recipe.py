@@ -37,6 +37,7 @@ import yaml
 
 from paperplug_drift.corpus import (
     PLACEMENTS,
+    _lower_first,
     _place,
     _windows,
     clean_units,
@@ -102,11 +103,6 @@ def _installed(dist: str, folder: str) -> Path:
 def _sample(items: Sequence[Any], n: int, rng: random.Random) -> list[Any]:
     items = list(dict.fromkeys(items))
     return items if len(items) <= n else rng.sample(items, n)
-
-
-def _lower_first(text: str) -> str:
-    text = text.strip().rstrip(".")
-    return text[:1].lower() + text[1:]
 
 
 NAMES = ["Emma Johnson", "Mark Smith", "Priya Patel", "Tom Becker"]
