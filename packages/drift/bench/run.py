@@ -7,7 +7,11 @@ judge and isolator on a small sample, and the replay of the official recorded ru
 
 make bench PKG=drift                      # everything (about 25 min on a busy 2-core CPU)
 python bench/run.py --suites banking --no-smollm2 --no-held-out   # a quick look
-make bench PKG=drift ARGS="--sections isolation --detectors cues,learned,both"  # the isolators
+make bench PKG=drift ARGS="--sections isolation --detectors cues,probe,learned,both"  # the isolators
+make bench PKG=drift ARGS="--sections loso"   # the fine-tuned detector, leave one source out (~1 h)
+make bench PKG=drift ARGS="--sections llm --llm-sample 2"   # LLMDetector over SmolLM2, a sample
+make bench PKG=drift ARGS="--sections agentdojo_detectors --suites banking,slack,travel \
+    --attacks important_instructions --detectors cues,learned,both"   # DRIFT core per detector
 """
 
 from __future__ import annotations
@@ -482,6 +486,189 @@ def replay_section(official_runs, out):
     )
 
 
+def _detectors(scorer):
+    from paperplug_drift.heuristics import HeuristicDetector
+    from paperplug_drift.learned import LearnedDetector, TunedDetector
+
+    return {
+        "cues (default)": HeuristicDetector(),
+        "probe (logistic on MiniLM)": LearnedDetector(),
+        "learned (fine-tuned)": TunedDetector(scorer),
+        "both (fine-tuned + cues)": TunedDetector(scorer, cues=True),
+    }
+
+
+def _row(name, held, r):
+    return [
+        held,
+        name,
+        f"{r['found_pct']:.1f} ({r['found']}/{r['injected']})",
+        f"{r['removed_pct']:.1f}",
+        f"{r['untouched_pct']:.1f} ({r['clean_untouched']}/{r['clean']})",
+        f"{r['lookalikes_changed_pct']:.1f} ({r['benign_changed']}/{r['benign']})",
+        f"{r['json_kept_pct']:.1f} ({r['json_kept']}/{r['json_fields']})",
+        f"{r['median_ms']:.1f}",
+        f"{r['median_cpu_ms']:.1f}",
+    ]
+
+
+LOSO_HEAD = [
+    "held out",
+    "detector",
+    "injections found %",
+    "payload removed %",
+    "benign untouched %",
+    "look-alikes changed %",
+    "JSON clean fields kept %",
+    "median ms",
+    "median CPU ms",
+]
+
+
+def loso(out, sources, epochs, limit, deltas):
+    """Leave one source out: fine-tune without a source (`recipe.SOURCES`), measure every
+    detector on that source's results; then the shipped delta on fresh3 and fresh4 (never
+    trained on). A delta already in `deltas` with the same sources and data is reused."""
+    import torch
+    from paperplug_drift import finetune, recipe
+    from paperplug_drift.corpus import load_corpus
+    from paperplug_drift.isolator import InjectionIsolator
+    from paperplug_drift.learned import NearThresholdWarning
+
+    warnings.filterwarnings("ignore", category=NearThresholdWarning)
+    deltas = Path(deltas)
+    deltas.mkdir(parents=True, exist_ok=True)
+    loaded = {s: recipe.load_source(s) for s in recipe.SOURCES}
+    rows, means = [], {}
+    for held in sources:
+        names = [s for s in recipe.SOURCES if s != held]
+        pairs = recipe.examples([loaded[s] for s in names])
+        path = deltas / f"without-{held}.safetensors"
+        key = None
+        if path.exists():
+            key = finetune.PairScorer(path).key
+        if not key or key.get("data") != recipe.data_key(pairs) or key.get("epochs") != epochs:
+            model, threshold, info = finetune.train(pairs, epochs=epochs)
+            key = {**info, "sources": names, "data": recipe.data_key(pairs)}
+            finetune.save_delta(model, threshold, key, path)
+            del model
+        scorer = finetune.PairScorer(path)
+        print(f"  without {held}: threshold {scorer.threshold}, trained {key['train_seconds']} s")
+        records = recipe.records(loaded[held], limit=limit)
+        for name, detector in _detectors(scorer).items():
+            with torch.inference_mode():
+                r = recipe.evaluate(InjectionIsolator(detector).isolate, records)
+            rows.append(_row(name, held, r))
+            means.setdefault(name, []).append(r)
+            out["loso"].append(
+                {"held_out": held, "detector": name, "threshold": scorer.threshold, **r}
+            )
+            print("   ", " | ".join(rows[-1]), flush=True)
+    for name, rs in means.items():
+        mean = {}
+        for k in (
+            "found_pct",
+            "removed_pct",
+            "untouched_pct",
+            "lookalikes_changed_pct",
+            "json_kept_pct",
+            "median_ms",
+            "median_cpu_ms",
+        ):
+            vals = [r[k] for r in rs if r[k] == r[k]]  # sources without such records: NaN
+            mean[k] = sum(vals) / len(vals) if vals else float("nan")
+        rows.append(["mean", name] + [f"{mean[k]:.1f}" for k in mean])
+        out["loso_mean"].append({"detector": name, **mean})
+    print(table(rows, LOSO_HEAD))
+    shipped = finetune.default_scorer()
+    print(
+        f"\nthe shipped delta (every source; threshold {shipped.threshold}) on sets never trained on:"
+    )
+    rows = []
+    data = Path(__file__).parents[1] / "tests" / "data" / "isolation"
+    for split in ("fresh3", "fresh4"):
+        records = load_corpus(data / f"corpus_{split}.jsonl")
+        for name, detector in _detectors(shipped).items():
+            with torch.inference_mode():
+                r = recipe.evaluate(InjectionIsolator(detector).isolate, records)
+            rows.append(_row(name, split, r))
+            out["loso_fresh"].append({"split": split, "detector": name, **r})
+            print("   ", " | ".join(rows[-1]), flush=True)
+    print(table(rows, LOSO_HEAD))
+
+
+def llm_detector(out, per_source, max_tokens):
+    """`LLMDetector` over the embedded SmolLM2-135M-Instruct on a bounded sample: the first
+    `per_source` injected results, look-alikes and documents of every source's records (the
+    same records the loso section measures), one model call per result."""
+    from paperplug_drift import recipe
+    from paperplug_drift.isolator import InjectionIsolator, LLMDetector
+    from paperplug_llm import load_smollm2
+
+    model = load_smollm2()
+    iso = InjectionIsolator(LLMDetector(model, max_tokens=max_tokens))
+    rows, sample = [], []
+    for name in recipe.SOURCES:
+        records = recipe.records(recipe.load_source(name))
+        for kind in ("injected", "benign", "clean"):
+            sample += [r for r in records if r["kind"] == kind][:per_source]
+    start = time.perf_counter()
+    r = recipe.evaluate(iso.isolate, sample)
+    seconds = time.perf_counter() - start
+    rows.append(_row("LLMDetector(SmolLM2-135M)", f"sample of {len(sample)}", r))
+    print(table(rows, LOSO_HEAD))
+    print(
+        f"  {seconds:.0f} s for {len(sample)} results ({seconds / len(sample):.1f} s each); "
+        f"{r['withheld']} withheld (answer not parseable, failing closed)"
+    )
+    out["llm_detector"] = {"records": len(sample), "seconds": seconds, **r}
+
+
+def agentdojo_detectors(suites, attacks, detectors, out):
+    """DRIFT core (oracle plan) on AgentDojo with each isolator detector: benign utility,
+    utility under attack, attack success."""
+    from paperplug_drift.agentdojo_adapter import AgentDojoOracle
+    from paperplug_drift.drift import Drift
+    from paperplug_drift.evaluation import run_configs, summarize
+    from paperplug_drift.learned import NearThresholdWarning
+
+    warnings.filterwarnings("ignore", category=NearThresholdWarning)
+    rows = []
+    for name in suites:
+        for detector in detectors:
+            make = lambda suite, d=detector: Drift(planner=AgentDojoOracle(suite), detector=d)  # noqa: E731
+            start = time.perf_counter()
+            b = summarize(run_configs(name, ["drift"], attack=None, drift=make)["drift"])
+            for attack in attacks:
+                a = summarize(run_configs(name, ["drift"], attack=attack, drift=make)["drift"])
+                rows.append(
+                    [
+                        name,
+                        attack,
+                        detector,
+                        f"{b['utility']:.1f}",
+                        f"{a['utility']:.1f}",
+                        f"{a['asr']:.2f} ({a['successes']}/{a['pairs']})",
+                    ]
+                )
+                out["agentdojo_detectors"].append(
+                    {
+                        "suite": name,
+                        "attack": attack,
+                        "detector": detector,
+                        "benign": b,
+                        "attacked": a,
+                    }
+                )
+            print(f"  {name} {detector}: {time.perf_counter() - start:.0f} s", flush=True)
+    print(
+        table(
+            rows,
+            ["suite", "attack", "detector", "benign utility %", "utility under attack %", "ASR %"],
+        )
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -503,9 +690,23 @@ def main() -> None:
     parser.add_argument(
         "--detectors",
         default="cues",
-        help="isolation section: cues, learned, both (comma-separated; learned needs [learned])",
+        help="isolation and agentdojo_detectors sections: cues, probe, learned, both (comma-separated; all but cues need [learned])",
     )
     parser.add_argument("--splits", default=",".join(ISOLATION_SPLITS))
+    parser.add_argument(
+        "--loso-sources",
+        default="ours,agentdojo,spikee,pyrit,imperatives,docstrings,readmes,business",
+        help="loso section: the sources held out in turn (recipe.SOURCES)",
+    )
+    parser.add_argument("--loso-epochs", type=int, default=2)
+    parser.add_argument(
+        "--llm-sample", type=int, default=2, help="llm section: results per source and kind"
+    )
+    parser.add_argument("--llm-max-tokens", type=int, default=128, help="llm section: reply budget")
+    parser.add_argument(
+        "--loso-limit", type=int, default=150, help="payloads and documents per source"
+    )
+    parser.add_argument("--loso-deltas", default="out/drift/loso", help="where the fold deltas go")
     parser.add_argument(
         "--official-runs",
         default=None,
@@ -527,6 +728,10 @@ def main() -> None:
             "smollm2",
             "replay",
             "official",
+            "loso",
+            "loso_mean",
+            "loso_fresh",
+            "agentdojo_detectors",
         )
     }
     out["residual"], out["isolation_cost"] = {}, {}
@@ -542,6 +747,15 @@ def main() -> None:
     if "isolation" in sections:
         print("== the isolator on the isolation corpus (no LLM)", flush=True)
         isolation(out, args.detectors.split(","), args.splits.split(","))
+    if "loso" in sections:
+        print("\n== the fine-tuned detector, leave one source out (no LLM)", flush=True)
+        loso(out, args.loso_sources.split(","), args.loso_epochs, args.loso_limit, args.loso_deltas)
+    if "agentdojo_detectors" in sections:
+        print("\n== DRIFT core on AgentDojo with each isolator detector", flush=True)
+        agentdojo_detectors(detail, attacks, args.detectors.split(","), out)
+    if "llm" in sections:
+        print("\n== LLMDetector over SmolLM2-135M-Instruct, a bounded sample", flush=True)
+        llm_detector(out, args.llm_sample, args.llm_max_tokens)
     if "main" in sections:
         print("\n== DRIFT beside AgentDojo's offline defenses", flush=True)
         main_table(suites, attacks, out)

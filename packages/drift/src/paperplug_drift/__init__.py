@@ -3,8 +3,9 @@ LLM agents: Secure Planner, Dynamic Validator, Injection Isolator.
 
 The public API is imported lazily: the plugin entry point imports this package, and listing
 plugins must not import torch or AgentDojo. The AgentDojo adapter and the scripted agent need
-the `[agentdojo]` extra: `pip install 'paperplug-drift[agentdojo]'`; the learned detector
-(`LearnedDetector`, `detector="learned"` or `"both"`) the `[learned]` extra.
+the `[agentdojo]` extra: `pip install 'paperplug-drift[agentdojo]'`; the learned detectors
+(`TunedDetector`: `detector="learned"` or `"both"`; the probe `LearnedDetector`:
+`detector="probe"`) the `[learned]` extra.
 """
 
 from paperplug import lazy_exports
@@ -36,6 +37,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "MiniLMEmbedder": ".learned",
         "NearThresholdWarning": ".learned",
         "UnitClassifier": ".learned",
+        "TunedDetector": ".learned",
         "LLMDetector": ".isolator",
         "remove_instruction": ".isolator",
         "normalize": ".normalize",
@@ -63,6 +65,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "MiniLMEmbedder",
         "NearThresholdWarning",
         "UnitClassifier",
+        "TunedDetector",
         "AgentDojoOracle",
         "DriftElement",
         "DriftToolsLoop",

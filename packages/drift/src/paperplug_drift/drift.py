@@ -86,7 +86,7 @@ class Drift:
     `HeuristicDetector` isolator, and a plan you pass (`oracle_plan`, your own) or a
     `planner` object with `plan(query, tools, **context)`. Any stage can be overridden;
     `detector` may be a list (`[HeuristicDetector(), LLMDetector(model)]`: both) or a name:
-    "cues", "learned" or "both" (the MiniLM unit classifier; `[learned]` extra)."""
+    "cues", "learned", "both" or "probe" (the MiniLM detectors; `[learned]` extra)."""
 
     def __init__(
         self,

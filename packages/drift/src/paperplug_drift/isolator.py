@@ -10,7 +10,9 @@ in its own format and type: what is not injected is kept, a dict stays a dict.
 Detectors: `LLMDetector` (the paper's; any ChatModel) reads the whole result once
 (`scope = "result"`); `HeuristicDetector` (no LLM) reads each field (`scope = "field"`).
 Give several to combine them: `InjectionIsolator([HeuristicDetector(), LLMDetector(m)])`;
-`InjectionIsolator("learned")` or `("both")` uses the MiniLM unit classifier (`learned.py`).
+`InjectionIsolator("learned")` or `("both")` uses the fine-tuned MiniLM (task, unit) classifier
+(`learned.TunedDetector`; "both" adds the cues), `("probe")` the logistic probe on frozen MiniLM
+embeddings that came before it.
 Removal is exact where the detector copied the text, else tolerant of whitespace, escapes and
 Unicode tricks. When something was detected but nothing could be removed, the whole-result
 detectors run once more (`mask_limitation=1`).
@@ -163,12 +165,13 @@ class Isolation:
         return out | {"text": self.text}
 
 
-DETECTORS = ("cues", "learned", "both")
+DETECTORS = ("cues", "learned", "both", "probe")
 
 
 def _as_detectors(detector: Any) -> list[Any]:
     """The detector objects of `detector`: None or "cues" (the hand-written cues), "learned"
-    (the unit classifier, `[learned]` extra), "both" (either finds), an object or a list."""
+    (the fine-tuned pair classifier, `[learned]` extra), "both" (it and the cues), "probe"
+    (the logistic probe on frozen embeddings), an object or a list."""
     if detector is None or isinstance(detector, str):
         check_choice("cues" if detector is None else detector, "detector", DETECTORS)
         if detector in (None, "cues"):
@@ -176,9 +179,11 @@ def _as_detectors(detector: Any) -> list[Any]:
 
             return [HeuristicDetector()]
         with requires_extra("paperplug-drift", "learned", f"detector={detector!r}"):
-            from paperplug_drift.learned import LearnedDetector
+            from paperplug_drift.learned import LearnedDetector, TunedDetector
 
-        return [LearnedDetector(cues=detector == "both")]
+        if detector == "probe":
+            return [LearnedDetector()]
+        return [TunedDetector(cues=detector == "both")]
     detectors = list(detector) if isinstance(detector, (list, tuple)) else [detector]
     for k, d in enumerate(detectors):
         if not callable(getattr(d, "detect", None)):
@@ -192,7 +197,8 @@ def _as_detectors(detector: Any) -> list[Any]:
 class InjectionIsolator:
     """`isolate(query, result) -> Isolation` with one detector or several (a list: what any of
     them finds is removed); `detector` may also name one: "cues" (the default), "learned" or
-    "both" (the MiniLM unit classifier alone or with the cues; `[learned]` extra). A detector
+    "both" (the fine-tuned MiniLM pair classifier alone or with the cues), "probe" (the
+    logistic probe on frozen MiniLM embeddings; these three need the `[learned]` extra). A detector
     has `detect(query, text)` returning the injected passages (a list of strings, or None when
     its answer could not be parsed) and a `scope`: "field" (called on each field of the
     result) or "result" (once on the whole result; the default for a detector without one).
@@ -221,6 +227,8 @@ class InjectionIsolator:
         by_field = [d for d in self.detectors if getattr(d, "scope", "result") == "field"]
         whole = [d for d in self.detectors if getattr(d, "scope", "result") != "field"]
         for detector in by_field:
+            if callable(getattr(detector, "prepare", None)):
+                detector.prepare(query, fields)  # e.g. score every field's units in one batch
             for k, text in enumerate(fields):
                 found = detector.detect(query, text)
                 if found is None and self._failed(out):

@@ -1,5 +1,9 @@
-"""A learned detection stage for the Injection Isolator [R]: a logistic unit classifier on
-all-MiniLM-L6-v2 sentence embeddings (the `[learned]` extra), for phrasings no cue names.
+"""The learned detection stages of the Injection Isolator [R] (the `[learned]` extra), for
+phrasings no cue names: `TunedDetector` (`detector="learned"`, `"both"` with the cues), the
+(task, unit) pair classifier fine-tuned from all-MiniLM-L6-v2 (`finetune.py`, data from
+`recipe.py`), which flags units and removes only them; and `LearnedDetector`
+(`detector="probe"`), the logistic unit classifier on frozen MiniLM sentence embeddings that
+came first, described below.
 
 A field is cut into the units the cues read (`heuristics.split_units`: sentences, clauses,
 lines, tags), each unit is read normalised (NFKC, no invisible characters, Latin for
@@ -229,6 +233,102 @@ class LearnedDetector:
         if not cues and not self.cues:
             return []
         return [text[a:b] for a, b in injected_spans(text, cues, tags=self.cues)]
+
+
+class TunedDetector:
+    """`detect(query, text) -> list[str]`: the injected units of one field, found by the
+    fine-tuned (task, unit) pair classifier (`finetune.PairScorer`, the shipped delta over the
+    PyPI package's MiniLM), with the hand-written cues too when `cues=True` (`scope =
+    "field"`). A unit scored at or above `threshold` (default: the delta's) is flagged, and
+    the neighbouring units of its paragraph scored at or above `extend_to` join it (the rest
+    of a multi-sentence instruction); only those units go, with what lies between them."""
+
+    scope = "field"
+
+    def __init__(
+        self,
+        scorer: Any = None,
+        *,
+        threshold: float | None = None,
+        cues: bool = False,
+        extend_to: float = 0.5,
+    ) -> None:
+        from paperplug_drift.finetune import default_scorer
+
+        if scorer is not None and not callable(getattr(scorer, "scores", None)):
+            raise TypeError(f"scorer must have scores(task, texts), got {type(scorer).__name__}")
+        self.scorer = scorer if scorer is not None else default_scorer()
+        self.threshold = check_scalar(
+            self.scorer.threshold if threshold is None else threshold,
+            "threshold",
+            "real",
+            low=0.0,
+            high=1.0,
+            inclusive="neither",
+        )
+        self.extend_to = check_scalar(extend_to, "extend_to", "real", low=0.0, high=1.0)
+        self.cues = bool(cues)
+        self._prepared: tuple[str, dict[str, float]] = ("", {})
+
+    def prepare(self, query: str, fields: Sequence[str]) -> None:
+        """Score the units of every field of one result in one batch (the isolator calls
+        this before `detect` on each field; `detect` scores what was not prepared)."""
+        texts = sorted(
+            {t for f in fields if isinstance(f, str) for r in readings(f) for t in r.texts}
+        )
+        scores = self.scorer.scores(query, texts) if texts else []
+        self._prepared = (query, dict(zip(texts, map(float, scores), strict=True)))
+
+    def _scores(self, query: str, texts: list[str]) -> list[float]:
+        known = self._prepared[1] if self._prepared[0] == query else {}
+        todo = [t for t in texts if t not in known]
+        fresh = (
+            dict(zip(todo, map(float, self.scorer.scores(query, todo)), strict=True))
+            if todo
+            else {}
+        )
+        return [known[t] if t in known else fresh[t] for t in texts]
+
+    def detect(self, query: str, text: str) -> list[str]:
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        units = readings(text)
+        flat = [t for r in units for t in r.texts]
+        scores = iter(self._scores(query, flat))
+        best = [max(next(scores) for _ in r.texts) for r in units]
+        chosen = [b >= self.threshold for b in best]
+        joined = [
+            k > 0 and "\n\n" not in text[units[k - 1].end : units[k].start]
+            for k in range(len(units))
+        ]
+        changed = any(chosen)
+        while changed:  # grow each flagged run over its paragraph's neighbours above extend_to
+            changed = False
+            for k, unit_best in enumerate(best):
+                near = (k > 0 and joined[k] and chosen[k - 1]) or (
+                    k + 1 < len(units) and joined[k + 1] and chosen[k + 1]
+                )
+                if not chosen[k] and near and unit_best >= self.extend_to:
+                    chosen[k] = changed = True
+        found = []
+        for k, unit in enumerate(units):
+            if not chosen[k]:
+                continue
+            if found and k > 0 and chosen[k - 1] and joined[k]:
+                found[-1] = (found[-1][0], unit.end)
+            else:
+                found.append((unit.start, unit.end))
+        if self.cues:
+            found += injected_spans(text)  # what the cues find, grown by their rules
+        merged: list[list[int]] = []
+        for a, b in sorted(found):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        return [text[a:b] for a, b in merged]
 
 
 # ---------------------------------------------------------------- training
