@@ -363,3 +363,50 @@ def test_any_public_callable_gets_the_battery():
     assert_rejects_bad_input(
         checked, (np.ones(3),), bad_params={"k": [0]}, reasons={"scale": "any real"}
     )
+
+
+class SeededSampler(Classifier):
+    """A trainer whose constructor and call after fit both take a seed."""
+
+    def __init__(self, epochs: int = 1, seed: int = 0) -> None:
+        super().__init__(epochs)
+        self.seed = seed
+
+    def fit(self, X, y):
+        check_scalar(self.seed, "seed", "int", low=0)
+        return super().fit(X, y)
+
+    def sample(self, n: int, *, seed: int = 0, temperature: float = 1.0):
+        check_is_fitted(self, "means_")
+        check_scalar(n, "n", "int", low=1)
+        check_scalar(seed, "seed", "int", low=0)
+        check_scalar(temperature, "temperature", low=0, inclusive="neither")
+        return np.repeat(self.means_[:1], n, axis=0)
+
+
+def test_the_parameters_of_the_calls_after_fit_need_bad_values_and_are_tried_there():
+    pm = PluginManager(entry_points=False)
+    pm.register_component("trainer", "seeded", SeededSampler)
+
+    class Contract(TrainerContract):
+        component = "seeded"
+        bad_params = {"epochs": [0], "seed": [-1]}  # the constructor's seed
+        call_bad_params = {"seed": [-1, 0.5]}  # sample's own, though the constructor takes one
+
+        def fitted_calls(self, case):
+            return {"sample": ((3,), {"seed": 1})}
+
+    contract = Contract()
+    X, y = np.random.default_rng(0).normal(size=(8, 3)), np.arange(8) % 2
+    case = ((X, y), {})
+    with pytest.raises(AssertionError, match=r"for: temperature\n"):  # sample's, unlisted
+        contract.test_every_parameter_has_a_bad_value(pm, contract.make_instance(pm), case)
+    Contract.reasons = {"temperature": "any positive real"}
+    contract.test_every_parameter_has_a_bad_value(pm, contract.make_instance(pm), case)
+    variants = contract.battery(pm, contract.make_instance(pm), case)
+    keys = {v.key for v in variants}
+    assert {"seed=-1", "sample:seed=-1", "sample:seed=0.5", "sample:temperature=nan"} <= keys
+    assert run_battery(variants, {}, same=same) == []
+    Contract.call_bad_params = {"steps": [0]}  # taken by no call after fit
+    with pytest.raises(AssertionError, match=r"call_bad_params names \['steps'\]"):
+        contract.battery(pm, contract.make_instance(pm), case)

@@ -433,22 +433,30 @@ class _Contract:
         variants += self.param_variants_elsewhere(pm, instance, case, rest)
         return variants + self.extra_variants(pm, instance, case)
 
+    def other_calls(self, instance: Any, case: Any) -> list[tuple[Callable[..., Any], tuple]]:
+        """(bound method, (args, kwargs)) of the calls besides the main one whose parameters
+        need bad values too (a trainer's calls after `fit`)."""
+        return []
+
     def _constructor_parameters(self, pm: PluginManager) -> dict[str, inspect.Parameter]:
         return parameters(pm.get(self.role, self.component).resolve())
 
     def test_every_parameter_has_a_bad_value(
         self, installed_pm: PluginManager, instance: Any, case: Any
     ) -> None:
-        """Each parameter of the constructor and of the main call (but the role's data it is
-        passed) that is a number, a string or None is in `bad_params` or `reasons`: a range
+        """Each parameter of the constructor, of the main call and of the other calls (a
+        trainer's calls after fit), but the data each is passed, that is a number, a string
+        or None is in `bad_params` or `reasons`: a range
         or an option the battery cannot read off a value is listed, so a new parameter is
         not left untested."""
         fn, args, kwargs = self.sample_call(instance, case)
-        data = set(list(parameters(fn))[: len(args)])  # the role's data, passed positionally
-        call = {n: p for n, p in parameters(fn).items() if n not in data}
-        params = {**self._constructor_parameters(installed_pm), **call}
-        values = {**self.params, **named_arguments(fn, args, kwargs)}
-        missing = uncovered(params, values, self.bad_params, self.reasons)
+        params, values = dict(self._constructor_parameters(installed_pm)), dict(self.params)
+        for call, (a, kw) in [(fn, (args, kwargs)), *self.other_calls(instance, case)]:
+            data = set(list(parameters(call))[: len(a)])  # the data, passed positionally
+            params |= {n: p for n, p in parameters(call).items() if n not in data}
+            values |= named_arguments(call, a, kw)
+        listed = {**getattr(self, "call_bad_params", {}), **self.bad_params}
+        missing = uncovered(params, values, listed, self.reasons)
         assert not missing, (
             f"{self.component!r}: add bad values to bad_params (or a reason to reasons) for: "
             + ", ".join(missing)
@@ -674,6 +682,9 @@ class TrainerContract(_Contract):
 
     role = "trainer"
     vary_width = False  # fit data may have any width; what is fitted is then held to it
+    #: bad values of the fitted calls' own parameters, tried on each call that takes the name
+    #: even where the constructor takes it too (`{"seed": [-1]}` for `sample(n, seed=...)`)
+    call_bad_params: ClassVar[dict[str, list[Any]]] = {}
     FITTED_METHODS: ClassVar[tuple[str, ...]] = (
         "predict",
         "predict_proba",
@@ -711,6 +722,9 @@ class TrainerContract(_Contract):
     def _calls(self, instance: Any, case: Any) -> dict[str, tuple[tuple, dict]]:
         return {m: c for m, c in self.fitted_calls(case).items() if hasattr(instance, m)}
 
+    def other_calls(self, instance: Any, case: Any) -> list[tuple[Callable[..., Any], tuple]]:
+        return [(getattr(instance, m), c) for m, c in self._calls(instance, case).items()]
+
     def param_variants_elsewhere(
         self, pm: PluginManager, instance: Any, case: Any, params: Mapping[str, list[Any]]
     ) -> list[Variant]:
@@ -746,9 +760,18 @@ class TrainerContract(_Contract):
         if not calls:
             return []
         fitted, unfitted = self._fitted(pm, case), self.make_instance(pm)
-        variants = []
+        variants, unused = [], set(self.call_bad_params)
         for method, (args, kwargs) in calls.items():
-            variants += input_variants(getattr(fitted, method), args, kwargs, prefix=f"{method}:")
+            call = getattr(fitted, method)
+            variants += input_variants(call, args, kwargs, prefix=f"{method}:")
+            taken = {n: v for n, v in self.call_bad_params.items() if n in parameters(call)}
+            unused -= set(taken)
+            passed = named_arguments(call, args, kwargs)
+            derived = _derived(parameters(call), passed, wrong_type=passed)
+            found, _ = param_variants(call, args, kwargs, _merged(taken, derived))
+            variants += [
+                Variant(f"{method}:{v.key}", v.argument, v.call, v.args, v.kwargs) for v in found
+            ]
             variants.append(
                 Variant(
                     f"{method}:not-fitted",
@@ -759,6 +782,7 @@ class TrainerContract(_Contract):
                     not_fitted_errors(),
                 )
             )
+        assert not unused, f"call_bad_params names {sorted(unused)}, which no fitted call takes"
         return variants
 
     def test_fit(self, instance: Any, fit_case: tuple[tuple, dict]) -> None:

@@ -1,12 +1,9 @@
 """The Trainer contract from paperplug.testing on planted embeddings, with the bad-input battery
 on `fit`, on the calls of a fitted reranker (`score`, `rerank`) and before fit."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 
-from paperplug.battery import param_variants
 from paperplug.testing import TrainerContract
 
 
@@ -36,8 +33,7 @@ class TestContract(TrainerContract):
         "progress": ["no"],
         "groups": [np.arange(3)],  # 3 query ids for 64 pairs
     }
-    # the parameters of the fitted calls (the core routes bad_params that `fit` lacks to the
-    # constructor, so these are tried on the calls themselves here)
+    # the fitted calls' own parameters
     call_bad_params = {"k": [0, -1, 2.5], "min_score": [-0.1, 1.5, float("nan")]}
 
     @pytest.fixture
@@ -49,13 +45,6 @@ class TestContract(TrainerContract):
     def fitted_calls(self, case):
         (q, d, _), _ = case
         return {"score": ((q, d), {}), "rerank": ((q[0], d[:10]), {"k": 3, "min_score": 0.1})}
-
-    def extra_variants(self, pm, instance, case):
-        variants = super().extra_variants(pm, instance, case)
-        fitted = self.make_instance(pm).fit(*case[0])
-        args, kwargs = self.fitted_calls(case)["rerank"]
-        bad, _ = param_variants(fitted.rerank, args, kwargs, self.call_bad_params)
-        return variants + [dataclasses.replace(v, key=f"rerank:{v.key}") for v in bad]
 
     def test_the_battery_covers_the_fitted_calls(self, installed_pm, instance, fit_case):
         keys = {v.key for v in self.battery(installed_pm, instance, fit_case)}

@@ -41,6 +41,7 @@ class TestContract(TrainerContract):
         "clusters": [[0, 1]],
         "seed": [-1, 1.5],
     }
+    call_bad_params = {"cluster": [-1, 99, 0.5]}  # predict's and score's: 99 clusters of 4 clients
 
     @pytest.fixture
     def fit_case(self):
