@@ -41,6 +41,7 @@ class TestContract(DefenseContract):
         "config": [{"max_iters": 0}],
         "drift": ["drift"],
         "detector": ["regex", 42],
+        "store": ["memory", 42],
     }
     accepts = {  # the call under inspection, not a setting
         "payload['arguments']['amount']=nan": "the tool validates its own arguments; DRIFT "
