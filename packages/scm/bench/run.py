@@ -5,8 +5,8 @@ replies under the cumulative and the windowed delay-k; interleaved conversations
 tables and ratios.
 
 make bench PKG=scm            (ARGS="--seeds 0" for a quicker run)
-make bench PKG=scm ARGS="--long"   (only the long-reply section: SCM trained on short replies
-                                    against SCM trained with stitched long benign replies)
+make bench PKG=scm ARGS="--long"   (only the long-reply section: SCM with the paper's settings
+                                    beside the default and its ablations, one part each)
 
 No installable peer runs here offline (llm-guard pins transformers 4.51 and needs downloaded
 weights): the baselines are the paper's own, trained in-house on the same inputs.
@@ -26,15 +26,19 @@ from paperplug import compose
 from paperplug.harness import best_of, fmt_ci, progress, single_thread, table
 
 LABELS = {
-    "scm": "SCM (token head, delay-k)",
+    "scm_paper": "SCM (token head, delay-k), paper's settings",
     "scm_no_logic": "SCM without logic loss (γ=0)",
     "full": "full detector on growing prefixes",
 }
 LONG_LABELS = {
-    "scm": "SCM, trained on the data's replies",
-    "scm_long": "SCM + stitched long benign replies",
+    "scm_paper": "SCM, paper's settings (whole reply, cumulative delay-k)",
+    "scm": "SCM, default (frames, stitched, long-aware θ/k, window 16)",
+    "no_frame": "default without frames (whole reply)",
+    "no_stitched": "default without stitched training replies",
+    "no_long_val": "default, θ/k from validation replies alone",
+    "no_window": "default with the cumulative delay-k",
 }
-PAPER = {"scm": "95.64 / 18%", "scm_no_logic": "(1.5B: 92.53)", "full": "88.77 / -"}
+PAPER = {"scm_paper": "95.64 / 18%", "scm_no_logic": "(1.5B: 92.53)", "full": "88.77 / -"}
 
 
 def words_of(text: str) -> list[str]:
@@ -185,10 +189,10 @@ def false_stops(trainer: Any, test: list[dict], n_replies: int) -> list[list[Any
 LONG_WORDS = (500, 1000, 2000, 4000)
 
 
-def stop_share(scores: list[list[float]], theta: float, k: int) -> float:
+def stop_share(scores: list[list[float]], theta: float, k: int, window: int | None) -> float:
     from paperplug_scm.stopping import delay_k_stop
 
-    return sum(delay_k_stop(s, theta, k) is not None for s in scores) / len(scores)
+    return sum(delay_k_stop(s, theta, k, window) is not None for s in scores) / len(scores)
 
 
 def long_scores(trainer: Any, examples: list[dict]) -> list[list[float]]:
@@ -211,7 +215,7 @@ def as_benign_example(prompt: str, text: str) -> dict:
     }
 
 
-def long_section(seeds: list[int], n_replies: int) -> str:
+def long_section(seeds: list[int], n_replies: int, variants: list[str]) -> str:
     """False stops of benign replies of 500-4000 words against those on validation, and harmful
     replies stopped (the test set's, and the test set's put at a random depth of 500-2000
     benign words), for SCM as trained on the data and SCM with stitched long benign replies."""
@@ -219,7 +223,7 @@ def long_section(seeds: list[int], n_replies: int) -> str:
 
     from paperplug_scm.stitching import stitch_replies
 
-    rows: dict[str, list[list[float]]] = {name: [] for name in LONG_LABELS}
+    rows: dict[str, list[list[float]]] = {name: [] for name in variants}
     for seed in progress(seeds, "seeds"):
         train, val, test = load_data(seed)
         benign = {
@@ -229,20 +233,21 @@ def long_section(seeds: list[int], n_replies: int) -> str:
         deep = stitch_replies(
             test, 2 * n_replies, min_words=500, max_words=2000, harmful_fraction=1.0, seed=seed
         )
-        for name in LONG_LABELS:
+        for name in variants:
             start = time.process_time()
             tr = train_variant(name, train, val, seed=seed, progress=False)
             cpu = time.process_time() - start
-            th, k = tr.theta_, tr.k_
+            th, k, w = tr.theta_, tr.k_, tr.window
             val_scores, val_labels = tr.score(val)
             test_scores, test_labels = tr.score(test)
             val_benign = [s for s, y in zip(val_scores, val_labels, strict=True) if y == 0]
             test_harmful = [s for s, y in zip(test_scores, test_labels, strict=True) if y == 1]
-            row = [100 * stop_share(val_benign, th, k)]
-            row += [100 * stop_share(long_scores(tr, benign[n]), th, k) for n in LONG_WORDS]
-            row += [100 * stop_share(test_harmful, th, k)]
-            row += [100 * stop_share(long_scores(tr, deep), th, k), cpu]
+            row = [100 * stop_share(val_benign, th, k, w)]
+            row += [100 * stop_share(long_scores(tr, benign[n]), th, k, w) for n in LONG_WORDS]
+            row += [100 * stop_share(test_harmful, th, k, w)]
+            row += [100 * stop_share(long_scores(tr, deep), th, k, w), cpu]
             rows[name].append(row)
+            print(name, seed, f"θ/k {th}/{k}", [round(x, 1) for x in row], flush=True)
     out = []
     for name, per_seed in rows.items():
         cells = [fmt_ci([r[c] for r in per_seed], 1) for c in range(len(per_seed[0]) - 1)]
@@ -261,11 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-train", type=int, default=800)
     parser.add_argument("--long-replies", type=int, default=20, help="benign replies per length")
     parser.add_argument("--long", action="store_true", help="only the long-reply section")
+    parser.add_argument("--variants", nargs="+", default=list(LONG_LABELS), choices=LONG_LABELS)
     args = parser.parse_args(argv)
     single_thread()
     if args.long:
         print(f"== long replies ({args.long_replies} benign replies per length and seed)")
-        print(long_section(args.seeds, args.long_replies))
+        print(long_section(args.seeds, args.long_replies, args.variants))
         return 0
     results: dict[str, list[dict]] = {name: [] for name in LABELS}
     prompts, stops = [], []
@@ -280,13 +286,13 @@ def main(argv: list[str] | None = None) -> int:
                 truth = [int(any(ex["sentence_labels"])) for ex in test]
                 m["whole_macro_f1"] = binary_metrics(whole, truth)["macro_f1"]
             results[name].append(m)
-        prompts.append(prompt_effect(trainers["scm"], test))
-        stops.append(false_stops(trainers["scm"], test, args.long_replies))
+        prompts.append(prompt_effect(trainers["scm_paper"], test))
+        stops.append(false_stops(trainers["scm_paper"], test, args.long_replies))
         if seed == args.seeds[0]:
-            first, first_test = trainers["scm"], test
+            first, first_test = trainers["scm_paper"], test
     print("\n== streaming detection (same tiny Qwen2 backbone, θ/k chosen on validation)")
     print(quality(results, args.seeds))
-    scm_f1 = [m["macro_f1"] for m in results["scm"]]
+    scm_f1 = [m["macro_f1"] for m in results["scm_paper"]]
     full_f1 = [m["macro_f1"] for m in results["full"]]
     ratio = sum(scm_f1) / sum(full_f1)
     print(f"SCM / full-on-prefixes macro-F1 ratio: {ratio:.4f}")

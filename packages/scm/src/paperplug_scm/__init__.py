@@ -47,6 +47,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "make_fineharm_like": ".synthetic",
         "notional_labels": ".synthetic",
         "EMBEDDED_TRAINING": ".embedded",
+        "PAPER_READING": ".embedded",
         "load_data": ".embedded",
         "long_reply": ".embedded",
     },

@@ -26,7 +26,7 @@ def plot_stopping(trainers: dict[str, Any], test: list[dict], path: Path) -> Pat
         tr = trainers[name]
         scores, _ = tr.score(test)
         read = sorted(
-            1.0 if (i := delay_k_stop(s, tr.theta_, tr.k_)) is None else (i + 1) / len(s)
+            1.0 if (i := delay_k_stop(s, tr.theta_, tr.k_, tr.window)) is None else (i + 1) / len(s)
             for s, y in zip(scores, labels, strict=True)
             if y == 1
         )
@@ -35,7 +35,7 @@ def plot_stopping(trainers: dict[str, Any], test: list[dict], path: Path) -> Pat
             harmful = labels.index(1)
             right.plot(scores[harmful], marker=".", label="P(harmful) per token")
             right.axhline(tr.theta_, color="grey", ls="--", label=f"θ = {tr.theta_}")
-            stop = delay_k_stop(scores[harmful], tr.theta_, tr.k_)
+            stop = delay_k_stop(scores[harmful], tr.theta_, tr.k_, tr.window)
             if stop is not None:
                 right.axvline(stop, color="red", label=f"stop (k = {tr.k_})")
             first = [int(y) for y in test[harmful]["sentence_labels"]].index(1)

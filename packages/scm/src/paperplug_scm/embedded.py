@@ -13,12 +13,23 @@ from paperplug_scm.synthetic import make_fineharm_like
 # step schedule decays before a from-scratch model learns).
 EMBEDDED_TRAINING: dict[str, float] = {"learning_rate": 1e-3, "lr_decay": 0.995}
 
+# The paper's reading and stopping: the whole reply, the cumulative delay-k, θ/k from the
+# validation replies alone, no stitched training replies.
+PAPER_READING: dict[str, Any] = {"frame": None, "window": None, "long_replies": 0.0, "val_long": 0}
+
 VARIANTS: dict[str, dict[str, Any]] = {
-    "scm": {},  # the paper's dual supervision with the logic loss
-    "scm_no_logic": {"gamma": 0.0},  # the ablation without L_logic
-    "full": {"alpha": 0.0, "gamma": 0.0, "head": "response"},  # full detector on prefixes
-    # + a tenth as many benign replies of 100-4000 words stitched from the data (ours)
-    "scm_long": {"long_replies": 0.1, "long_words": 4000},
+    "scm": {},  # the default: frames, stitched benign replies, long-aware θ/k, window 16
+    "scm_paper": PAPER_READING,  # the paper's dual supervision with the logic loss
+    "scm_no_logic": {**PAPER_READING, "gamma": 0.0},  # the ablation without L_logic
+    # full detector on prefixes
+    "full": {**PAPER_READING, "alpha": 0.0, "gamma": 0.0, "head": "response"},
+    # issue 34: + a tenth as many benign replies of 100-4000 words stitched from the data
+    "scm_long": {**PAPER_READING, "long_replies": 0.1, "long_words": 4000},
+    # ablations of the default, one part each
+    "no_frame": {"frame": None},
+    "no_stitched": {"long_replies": 0.0},
+    "no_long_val": {"val_long": 0},
+    "no_window": {"window": None},
 }
 
 

@@ -6,7 +6,8 @@ partial word is held back, and only a bounded tail around the last word boundary
 re-tokenised, the KV cache rolling back over that tail alone, so a word costs the same at
 the 4000th word as at the 10th. Each conversation has its own `MonitorSession` (prompt, text,
 KV cache, counts): `monitor.session(conversation_id)`, or `context["conversation_id"]` in
-`check`, so interleaved streams never recompute each other.
+`check`, so interleaved streams never recompute each other. A model with a `frame` reads the
+prompt and the previous frame anew into an empty cache at each frame start (`model.py`).
 """
 
 from __future__ import annotations

@@ -80,9 +80,13 @@ class SCMTrainer:
     `backbone`: None (a tiny random Qwen2 from paperplug-llm's `build_tiny_decoder` and a
     word-level tokenizer built from the data; `tiny` sets its size), a Hugging Face name or
     path, or a torch module (then pass its `tokenizer`). `alpha=0, gamma=0, head="response"`
-    trains the full-detection baseline instead. `window` selects the windowed delay-k rule
-    (None: the paper's cumulative count). `seed` draws the heads, the tiny backbone, the
-    batch order and dropout, without touching the caller's random state.
+    trains the full-detection baseline instead. Long replies (README): `frame` ("auto": half
+    the longest training reply; None: the whole reply), `long_replies` stitched benign
+    replies of up to `long_words` words (None: two frames), `val_long` stitched benign
+    validation replies of up to `val_words` words for the choice of θ/k, and `window` for
+    the windowed delay-k (None: the paper's cumulative count); `PAPER_READING` turns all four
+    off. `seed` draws the heads, the tiny backbone, the batch order, dropout and the stitched
+    replies, without touching the caller's random state.
     """
 
     def __init__(
