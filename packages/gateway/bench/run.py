@@ -88,8 +88,9 @@ def upstream(port: int, text: str, delay: float) -> subprocess.Popen:
 
 def train_scm(work: Path, words: int) -> str:
     """A tiny SCM checkpoint in `work` (the package's embedded training, seconds on one
-    thread), and the reply every upstream request gets: `words` words of benign held-out
-    replies that this SCM lets through (so every configuration streams the same chunks)."""
+    thread), and the reply every upstream request gets: the first window of `words` words of
+    benign held-out replies that this SCM lets through (so every configuration streams the
+    same chunks)."""
     from paperplug_scm import EMBEDDED_TRAINING, SCMTrainer, load_data, response_text
 
     import paperplug
@@ -99,11 +100,12 @@ def train_scm(work: Path, words: int) -> str:
                      **EMBEDDED_TRAINING).fit(train, val)  # fmt: skip
     path = scm.save(work / "scm-ckpt")
     monitor = paperplug.load("defense", "scm", path=str(path))
-    benign = [response_text(ex).split() for ex in test if not any(ex["sentence_labels"])]
-    text = " ".join(w for reply in benign for w in reply).split()[:words]
-    verdict = monitor.check(" ".join(text), {"prompt": "go", "final": True})
-    assert verdict.valid, "the tiny SCM stops the benign reply: pick another seed"
-    return " ".join(text)
+    benign = [w for ex in test if not any(ex["sentence_labels"]) for w in response_text(ex).split()]
+    for start in range(0, len(benign) - words, words):  # the first window the monitor passes
+        text = " ".join(benign[start : start + words])
+        if monitor.check(text, {"prompt": "go", "final": True}).valid:
+            return text
+    raise AssertionError("the tiny SCM stops every benign window: pick another seed")
 
 
 def gateway(port: int, up: str, defense: str, work: Path) -> subprocess.Popen:
