@@ -149,8 +149,9 @@ def audit_core(
                     found = find_clique(cand[mid] <= P, m, deadline)
                     if found is None:
                         hi = mid - 1
-                    else:
-                        best[:] = [float(cand[mid]), np.array(found), yy]
+                    else:  # its own ratio, which may exceed ρ while the search is unfinished
+                        found = np.array(found)
+                        best[:] = [float(P[np.ix_(found, found)].min()), found, yy]
                         lo = mid + 1
     except SearchTimeout:
         return Audit("core", max(best[0], 0.0), best[1], best[2], exact=False, timed_out=True)
