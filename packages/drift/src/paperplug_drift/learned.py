@@ -46,6 +46,12 @@ TRAIN_SPLITS = ("dev", "test", "fresh", "fresh2")  # never fresh3 or fresh4 (hel
 MAX_LENGTH = 128  # tokens per unit (a unit is a sentence; longer ones are cut)
 
 
+def _threshold(given: float | None, trained: float) -> float:
+    """The operating threshold: `given`, else the one chosen at training; in (0, 1)."""
+    value = trained if given is None else given
+    return check_scalar(value, "threshold", "real", low=0.0, high=1.0, inclusive="neither")
+
+
 class NearThresholdWarning(UserWarning):
     """A unit scored within `NEAR` (log-odds) of the learned detector's threshold: its verdict
     is fragile."""
@@ -190,14 +196,7 @@ class LearnedDetector:
             raise TypeError(f"embedder must have encode(texts), got {type(embedder).__name__}")
         self.classifier = classifier if classifier is not None else UnitClassifier.load()
         self.embedder = embedder if embedder is not None else default_embedder()
-        self.threshold = check_scalar(
-            self.classifier.threshold if threshold is None else threshold,
-            "threshold",
-            "real",
-            low=0.0,
-            high=1.0,
-            inclusive="neither",
-        )
+        self.threshold = _threshold(threshold, self.classifier.threshold)
         self.cues = bool(cues)
         made_with = self.classifier.key.get("embedder")
         fingerprint = getattr(self.embedder, "fingerprint", None)
@@ -258,14 +257,7 @@ class TunedDetector:
         if scorer is not None and not callable(getattr(scorer, "scores", None)):
             raise TypeError(f"scorer must have scores(task, texts), got {type(scorer).__name__}")
         self.scorer = scorer if scorer is not None else default_scorer()
-        self.threshold = check_scalar(
-            self.scorer.threshold if threshold is None else threshold,
-            "threshold",
-            "real",
-            low=0.0,
-            high=1.0,
-            inclusive="neither",
-        )
+        self.threshold = _threshold(threshold, self.scorer.threshold)
         self.extend_to = check_scalar(extend_to, "extend_to", "real", low=0.0, high=1.0)
         self.cues = bool(cues)
         self._prepared: tuple[str, dict[str, float]] = ("", {})
