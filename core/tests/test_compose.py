@@ -237,6 +237,27 @@ def test_a_defense_that_raises_or_returns_garbage_fails_closed():
         compose(Raises(), on_error="ignore")
 
 
+def test_errors_of_the_raises_types_propagate_naming_the_defense():
+    class Lost(RuntimeError):
+        pass
+
+    class LosesState(Raises):
+        def check(self, payload, context=None):
+            raise Lost("store down")
+
+    guard = compose(Redact("apple"), LosesState(), raises=(Lost,))
+    with pytest.raises(Lost, match="store down") as info:
+        guard.check("apple pie", stage="input")
+    assert info.value.__notes__ == ["raised by the defense LosesState"]
+    verdict = guard.check("x", stage="output")  # no defense of that stage: nothing raised
+    assert verdict.valid
+    other = compose(Raises(), raises=(Lost,)).check("x", stage="input")  # others still block
+    assert not other.valid and other.verdicts[0][1].details["failed_closed"]
+    for bad in ([Lost], (Lost, "x"), (int,)):
+        with pytest.raises(TypeError, match="raises must be a tuple of exception types"):
+            compose(Raises(), raises=bad)
+
+
 def test_a_failing_data_filter_removes_everything():
     data = [2, 4, 6]
     result = compose(DropOdd(), Raises("train_data")).filter(data)

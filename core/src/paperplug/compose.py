@@ -48,10 +48,17 @@ class Guard:
 
     A defense that raises, or returns something other than a Verdict, fails the guard closed:
     its verdict is invalid with risk 1, names the defense and the error, and the payload is
-    blocked (`on_error="raise"` re-raises instead)."""
+    blocked (`on_error="raise"` re-raises instead). Errors of the types in `raises` always
+    propagate, with a note naming the defense: ones the caller answers itself (a server's 503
+    for a lost state store)."""
 
     def __init__(
-        self, defenses: Sequence[Any], *, fail_fast: bool = False, on_error: str = "block"
+        self,
+        defenses: Sequence[Any],
+        *,
+        fail_fast: bool = False,
+        on_error: str = "block",
+        raises: tuple[type[BaseException], ...] = (),
     ) -> None:
         for i, d in enumerate(defenses):
             stage = getattr(d, "stage", None)
@@ -65,9 +72,14 @@ class Guard:
                 )
         if on_error not in ON_ERROR:
             raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+        if not isinstance(raises, tuple) or not all(
+            isinstance(t, type) and issubclass(t, BaseException) for t in raises
+        ):
+            raise TypeError(f"raises must be a tuple of exception types, got {raises!r}")
         self.defenses = list(defenses)
         self.fail_fast = fail_fast
         self.on_error = on_error
+        self.raises = raises
 
     def stages(self) -> list[str]:
         return [s for s in STAGES if any(d.stage == s for d in self.defenses)]
@@ -80,6 +92,9 @@ class Guard:
             if not isinstance(verdict, Verdict):
                 raise TypeError(f"check returned {type(verdict).__name__}, not a Verdict")
         except Exception as exc:
+            if isinstance(exc, self.raises):
+                exc.add_note(f"raised by the defense {name}")
+                raise
             if self.on_error == "raise":
                 raise
             error = f"{type(exc).__name__}: {exc}"
@@ -390,11 +405,17 @@ def _replace_text(result: Any, text: str) -> Any:
     return text
 
 
-def compose(*defenses: Any, fail_fast: bool = False, on_error: str = "block") -> Guard:
+def compose(
+    *defenses: Any,
+    fail_fast: bool = False,
+    on_error: str = "block",
+    raises: tuple[type[BaseException], ...] = (),
+) -> Guard:
     """One Guard from defenses of any papers (or a user's own objects with stage and check).
 
-    `on_error="block"` (default) fails closed when a defense raises; "raise" re-raises."""
-    return Guard(defenses, fail_fast=fail_fast, on_error=on_error)
+    `on_error="block"` (default) fails closed when a defense raises; "raise" re-raises; errors
+    of the types in `raises` always propagate."""
+    return Guard(defenses, fail_fast=fail_fast, on_error=on_error, raises=raises)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from wire import canned_upstream, client, raw_sse, streamed
 
 import paperplug
 from paperplug import Verdict
+from paperplug.state import StateError
 
 names = itertools.count()
 BLOCKED_CALL = r"\[blocked call to send_money: toolguard-\d+: not in the plan\]"
@@ -171,6 +172,28 @@ def test_upstream_errors_and_latencies_are_counted(serve):
     metrics = httpx.get(limited.replace("/v1", "/metrics")).text
     assert 'paperplug_gateway_upstream_errors_total{kind="rate_limit"} 1.0' in metrics
     assert 'paperplug_gateway_requests_total{endpoint="chat",status="429"} 1.0' in metrics
+
+
+class LosesItsStore:
+    """An output monitor whose state store fails mid-check (its own, as a remote one would)."""
+
+    stage = "output"
+
+    def check(self, payload, context=None):
+        raise StateError("the state store at redis://x failed: ConnectionError: gone")
+
+
+def test_a_defense_whose_store_fails_mid_check_is_a_503_not_a_block(serve):
+    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]}
+    url = start(serve, canned_upstream(plain=reply, events=[ev({"content": "ok"})]), LosesItsStore)  # fmt: skip
+    ask = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    with pytest.raises(openai.InternalServerError) as info:
+        client(url).chat.completions.create(**ask)
+    assert info.value.status_code == 503 and info.value.body["type"] == "state_error"
+    assert "ConnectionError: gone" in info.value.message
+    status, raw = raw_sse(url, {**ask, "stream": True})
+    assert status == 200 and b'"type": "state_error"' in raw.replace(b'":"', b'": "')
+    assert b'"content": "ok"' not in raw.replace(b'":"', b'": "')
 
 
 class Decoder:

@@ -16,7 +16,7 @@ from typing import Any
 
 import paperplug
 from paperplug import Guard, Verdict, compose
-from paperplug.state import ConversationState
+from paperplug.state import ConversationState, StateError
 from paperplug_gateway.config import ConfigError, DefenseSpec, UpstreamConfig
 
 UPSTREAM = "upstream"  # a parameter value that stands for a ChatModel of the gateway's upstream
@@ -93,4 +93,4 @@ def build_guard(
                 f"defense[{i}] ({spec.name}) cannot be built: {type(exc).__name__}: {exc}"
             ) from exc
         defenses.append(TimedDefense(defense, spec.name, spec.timeout, pool))
-    return compose(*defenses)
+    return compose(*defenses, raises=(StateError,))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperplug import Guard, GuardedStream, GuardVerdict
-from paperplug.state import ConversationState, StateError
+from paperplug.state import ConversationState
 from paperplug_gateway.audit import AuditLog
 from paperplug_gateway.metrics import Metrics
 
@@ -108,9 +108,6 @@ class Stages:
         verdict = self.guard.check(payload, stage=stage, context=conv.context(**extra))
         self.metrics.defense_time.labels(stage).observe(time.perf_counter() - start)
         self.note(verdict, stage, conv, payload)
-        for name, v in verdict.verdicts:
-            if str(v.details.get("error", "")).startswith("StateError"):
-                raise StateError(f"{name}: {v.details['error'].removeprefix('StateError: ')}")
         return verdict
 
     def note(
