@@ -34,6 +34,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "InjectionIsolator": ".isolator",
         "Isolation": ".isolator",
         "LearnedDetector": ".learned",
+        "LLMUnitDetector": ".llm_units",
+        "LLMUnitScorer": ".llm_units",
         "MiniLMEmbedder": ".learned",
         "NearThresholdWarning": ".learned",
         "UnitClassifier": ".learned",
