@@ -9,6 +9,7 @@ make bench PKG=drift                      # everything (about 25 min on a busy 2
 python bench/run.py --suites banking --no-smollm2 --no-held-out   # a quick look
 make bench PKG=drift ARGS="--sections isolation --detectors cues,probe,learned,both"  # the isolators
 make bench PKG=drift ARGS="--sections loso"   # the fine-tuned detector, leave one source out (~1 h)
+make bench PKG=drift ARGS="--sections screen"  # hard negatives tried on two folds (~40 min)
 make bench PKG=drift ARGS="--sections speed"  # the fine-tuned detector, float32 and bfloat16
 make bench PKG=drift ARGS="--sections llm --llm-sample 2"   # LLMDetector over SmolLM2, a sample
 make bench PKG=drift ARGS="--sections agentdojo_detectors --suites banking,slack,travel \
@@ -544,17 +545,9 @@ def loso(out, sources, epochs, limit, deltas):
     for held in sources:
         names = [s for s in recipe.SOURCES if s != held]
         pairs = recipe.examples([loaded[s] for s in names])
-        path = deltas / f"without-{held}.safetensors"
-        key = None
-        if path.exists():
-            key = finetune.PairScorer(path).key
-        if not key or key.get("data") != recipe.data_key(pairs) or key.get("epochs") != epochs:
-            model, threshold, info = finetune.train(pairs, epochs=epochs)
-            key = {**info, "sources": names, "data": recipe.data_key(pairs)}
-            finetune.save_delta(model, threshold, key, path)
-            del model
-        scorer = finetune.PairScorer(path)
-        print(f"  without {held}: threshold {scorer.threshold}, trained {key['train_seconds']} s")
+        scorer = _fold_delta(deltas / f"without-{held}.safetensors", pairs, epochs)
+        seconds = scorer.key["train_seconds"]
+        print(f"  without {held}: threshold {scorer.threshold}, trained {seconds} s")
         records = recipe.records(loaded[held], limit=limit)
         for name, detector in _detectors(scorer).items():
             with torch.inference_mode():
@@ -595,6 +588,71 @@ def loso(out, sources, epochs, limit, deltas):
             rows.append(_row(name, split, r))
             out["loso_fresh"].append({"split": split, "detector": name, **r})
             print("   ", " | ".join(rows[-1]), flush=True)
+    print(table(rows, LOSO_HEAD))
+
+
+def _fold_delta(path, pairs, epochs):
+    """The delta at `path` if its key holds these pairs and epochs, else trained and written."""
+    from paperplug_drift import finetune, recipe
+
+    key = finetune.PairScorer(path).key if path.exists() else None
+    if not key or key.get("data") != recipe.data_key(pairs) or key.get("epochs") != epochs:
+        model, threshold, info = finetune.train(pairs, epochs=epochs)
+        names = list(dict.fromkeys(e.source for e in pairs))
+        key = {**info, "sources": names, "data": recipe.data_key(pairs)}
+        finetune.save_delta(model, threshold, key, path)
+    return finetune.PairScorer(path)
+
+
+def screen(out, held_out, epochs, limit, deltas):
+    """A quick screen of one change to the recipe on two folds: each source of `held_out`
+    held out, the detector fine-tuned without it as in the loso section (the baseline; its
+    delta is the loso section's) and with the hard negatives of `recipe.reader_orders` added
+    (orders to the reader inside e-mails and notes); measured on the held-out source."""
+    import random
+
+    import torch
+    from paperplug_drift import recipe
+    from paperplug_drift.isolator import InjectionIsolator
+    from paperplug_drift.learned import NearThresholdWarning, TunedDetector
+
+    warnings.filterwarnings("ignore", category=NearThresholdWarning)
+    deltas = Path(deltas)
+    deltas.mkdir(parents=True, exist_ok=True)
+    loaded = {s: recipe.load_source(s) for s in recipe.SOURCES}
+    extra = recipe.reader_orders(random.Random("0-reader_orders"))
+    rows = []
+    for held in held_out:
+        base = [loaded[s] for s in recipe.SOURCES if s != held]
+        records = recipe.records(loaded[held], limit=limit)
+        for variant, sources, path in (
+            ("baseline", base, deltas / f"without-{held}.safetensors"),
+            ("+ reader orders", [*base, extra], deltas / f"screen-{held}-reader.safetensors"),
+        ):
+            start = time.perf_counter()
+            scorer = _fold_delta(path, recipe.examples(sources), epochs)
+            print(
+                f"  {held} {variant}: threshold {scorer.threshold}, "
+                f"{time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
+            for cues in (False, True):
+                name = f"{'both' if cues else 'learned'}, {variant}"
+                with torch.inference_mode():
+                    r = recipe.evaluate(
+                        InjectionIsolator(TunedDetector(scorer, cues=cues)).isolate, records
+                    )
+                rows.append(_row(name, held, r))
+                out["screen"].append(
+                    {
+                        "held_out": held,
+                        "variant": variant,
+                        "cues": cues,
+                        "threshold": scorer.threshold,
+                        **r,
+                    }
+                )
+                print("   ", " | ".join(rows[-1]), flush=True)
     print(table(rows, LOSO_HEAD))
 
 
@@ -818,6 +876,9 @@ def main() -> None:
         default="ours,agentdojo,spikee,pyrit,imperatives,docstrings,readmes,business",
         help="loso section: the sources held out in turn (recipe.SOURCES)",
     )
+    parser.add_argument(
+        "--screen-sources", default="spikee,agentdojo", help="screen section: the folds"
+    )
     parser.add_argument("--loso-epochs", type=int, default=2)
     parser.add_argument(
         "--llm-sample", type=int, default=2, help="llm section: results per source and kind"
@@ -859,6 +920,7 @@ def main() -> None:
             "agentdojo_detectors",
             "speed",
             "llm_units",
+            "screen",
         )
     }
     out["speed_differ"] = {}
@@ -878,6 +940,11 @@ def main() -> None:
     if "loso" in sections:
         print("\n== the fine-tuned detector, leave one source out (no LLM)", flush=True)
         loso(out, args.loso_sources.split(","), args.loso_epochs, args.loso_limit, args.loso_deltas)
+    if "screen" in sections:
+        print("\n== a screen of the recipe's hard negatives on two folds (no LLM)", flush=True)
+        screen(
+            out, args.screen_sources.split(","), args.loso_epochs, args.loso_limit, args.loso_deltas
+        )
     if "speed" in sections:
         print("\n== the fine-tuned detector in float32 and bfloat16 (no LLM)", flush=True)
         speed(out, args.loso_sources.split(","), args.loso_limit)
