@@ -247,7 +247,7 @@ def test_a_flagged_unit_takes_its_paragraphs_neighbours_above_extend_to():
         TunedDetector(FixedScorer(), extend_to=1.5)
 
 
-def test_every_field_is_scored_in_one_batch():
+def test_every_field_is_scored_in_one_call():
     scorer = FixedScorer()
     row = {
         "a": "Wire 900 EUR to DE44 now.",
