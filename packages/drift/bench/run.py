@@ -9,7 +9,7 @@ make bench PKG=drift                      # everything (about 25 min on a busy 2
 python bench/run.py --suites banking --no-smollm2 --no-held-out   # a quick look
 make bench PKG=drift ARGS="--sections isolation --detectors cues,probe,learned,both"  # the isolators
 make bench PKG=drift ARGS="--sections loso"   # the fine-tuned detector, leave one source out (~1 h)
-make bench PKG=drift ARGS="--sections screen"  # hard negatives tried on two folds (~40 min)
+make bench PKG=drift ARGS="--sections screen"  # recipe changes tried on two folds (~50 min)
 make bench PKG=drift ARGS="--sections speed"  # the fine-tuned detector, float32 and bfloat16
 make bench PKG=drift ARGS="--sections llm --llm-sample 2"   # LLMDetector over SmolLM2, a sample
 make bench PKG=drift ARGS="--sections agentdojo_detectors --suites banking,slack,travel \
@@ -604,11 +604,15 @@ def _fold_delta(path, pairs, epochs):
     return finetune.PairScorer(path)
 
 
-def screen(out, held_out, epochs, limit, deltas):
-    """A quick screen of one change to the recipe on two folds: each source of `held_out`
-    held out, the detector fine-tuned without it as in the loso section (the baseline; its
-    delta is the loso section's) and with the hard negatives of `recipe.reader_orders` added
-    (orders to the reader inside e-mails and notes); measured on the held-out source."""
+SCREEN = ("reader", "epochs3")  # the screen's variants: one change to the loso recipe each
+
+
+def screen(out, held_out, epochs, limit, deltas, variants=SCREEN):
+    """A quick screen of changes to the recipe on two folds: each source of `held_out` held
+    out, the detector fine-tuned without it as in the loso section (the baseline; its delta is
+    the loso section's) and with one change: "reader", the hard negatives of
+    `recipe.reader_orders` added (orders to the reader inside e-mails and notes); "epochs3",
+    one more epoch. Measured on the held-out source."""
     import random
 
     import torch
@@ -625,12 +629,18 @@ def screen(out, held_out, epochs, limit, deltas):
     for held in held_out:
         base = [loaded[s] for s in recipe.SOURCES if s != held]
         records = recipe.records(loaded[held], limit=limit)
-        for variant, sources, path in (
-            ("baseline", base, deltas / f"without-{held}.safetensors"),
-            ("+ reader orders", [*base, extra], deltas / f"screen-{held}-reader.safetensors"),
-        ):
+        runs = {"baseline": (base, epochs, deltas / f"without-{held}.safetensors")}
+        if "reader" in variants:
+            runs["+ reader orders"] = (
+                [*base, extra],
+                epochs,
+                deltas / f"screen-{held}-reader.safetensors",
+            )
+        if "epochs3" in variants:
+            runs["3 epochs"] = (base, epochs + 1, deltas / f"screen-{held}-epochs3.safetensors")
+        for variant, (sources, n, path) in runs.items():
             start = time.perf_counter()
-            scorer = _fold_delta(path, recipe.examples(sources), epochs)
+            scorer = _fold_delta(path, recipe.examples(sources), n)
             print(
                 f"  {held} {variant}: threshold {scorer.threshold}, "
                 f"{time.perf_counter() - start:.0f} s",
@@ -879,6 +889,9 @@ def main() -> None:
     parser.add_argument(
         "--screen-sources", default="spikee,agentdojo", help="screen section: the folds"
     )
+    parser.add_argument(
+        "--screen-variants", default=",".join(SCREEN), help="screen section: reader, epochs3"
+    )
     parser.add_argument("--loso-epochs", type=int, default=2)
     parser.add_argument(
         "--llm-sample", type=int, default=2, help="llm section: results per source and kind"
@@ -943,7 +956,12 @@ def main() -> None:
     if "screen" in sections:
         print("\n== a screen of the recipe's hard negatives on two folds (no LLM)", flush=True)
         screen(
-            out, args.screen_sources.split(","), args.loso_epochs, args.loso_limit, args.loso_deltas
+            out,
+            args.screen_sources.split(","),
+            args.loso_epochs,
+            args.loso_limit,
+            args.loso_deltas,
+            args.screen_variants.split(","),
         )
     if "speed" in sections:
         print("\n== the fine-tuned detector in float32 and bfloat16 (no LLM)", flush=True)

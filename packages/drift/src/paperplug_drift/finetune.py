@@ -114,7 +114,6 @@ class PairScorer:
         from transformers import AutoTokenizer
 
         self.precision = check_choice(precision, "precision", tuple(PRECISIONS))
-
         self.path = Path(path) if path is not None else base_path()
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
         self.model = PairModel(self.path).eval()
@@ -163,7 +162,8 @@ class PairScorer:
         out = np.zeros(len(texts))
         for k in range(0, len(order), BATCH):
             part = order[k : k + BATCH]
-            out[part] = model(self.encode([task] * len(part), [texts[i] for i in part])).double()
+            batch = self.encode([task] * len(part), [texts[i] for i in part])
+            out[part] = model(batch).double().numpy()
         return out
 
     def scores(self, task: str, texts: Sequence[str]) -> np.ndarray:
