@@ -9,6 +9,8 @@ make bench PKG=drift                      # everything (about 25 min on a busy 2
 python bench/run.py --suites banking --no-smollm2 --no-held-out   # a quick look
 make bench PKG=drift ARGS="--sections isolation --detectors cues,probe,learned,both"  # the isolators
 make bench PKG=drift ARGS="--sections loso"   # the fine-tuned detector, leave one source out (~1 h)
+make bench PKG=drift ARGS="--sections screen"  # recipe changes tried on two folds (~50 min)
+make bench PKG=drift ARGS="--sections speed"  # the fine-tuned detector, float32 and bfloat16
 make bench PKG=drift ARGS="--sections llm --llm-sample 2"   # LLMDetector over SmolLM2, a sample
 make bench PKG=drift ARGS="--sections agentdojo_detectors --suites banking,slack,travel \
     --attacks important_instructions --detectors cues,learned,both"   # DRIFT core per detector
@@ -543,17 +545,9 @@ def loso(out, sources, epochs, limit, deltas):
     for held in sources:
         names = [s for s in recipe.SOURCES if s != held]
         pairs = recipe.examples([loaded[s] for s in names])
-        path = deltas / f"without-{held}.safetensors"
-        key = None
-        if path.exists():
-            key = finetune.PairScorer(path).key
-        if not key or key.get("data") != recipe.data_key(pairs) or key.get("epochs") != epochs:
-            model, threshold, info = finetune.train(pairs, epochs=epochs)
-            key = {**info, "sources": names, "data": recipe.data_key(pairs)}
-            finetune.save_delta(model, threshold, key, path)
-            del model
-        scorer = finetune.PairScorer(path)
-        print(f"  without {held}: threshold {scorer.threshold}, trained {key['train_seconds']} s")
+        scorer = _fold_delta(deltas / f"without-{held}.safetensors", pairs, epochs)
+        seconds = scorer.key["train_seconds"]
+        print(f"  without {held}: threshold {scorer.threshold}, trained {seconds} s")
         records = recipe.records(loaded[held], limit=limit)
         for name, detector in _detectors(scorer).items():
             with torch.inference_mode():
@@ -597,31 +591,225 @@ def loso(out, sources, epochs, limit, deltas):
     print(table(rows, LOSO_HEAD))
 
 
-def llm_detector(out, per_source, max_tokens):
-    """`LLMDetector` over the embedded SmolLM2-135M-Instruct on a bounded sample: the first
-    `per_source` injected results, look-alikes and documents of every source's records (the
-    same records the loso section measures), one model call per result."""
+def _fold_delta(path, pairs, epochs):
+    """The delta at `path` if its key holds these pairs and epochs, else trained and written."""
+    from paperplug_drift import finetune, recipe
+
+    key = finetune.PairScorer(path).key if path.exists() else None
+    if not key or key.get("data") != recipe.data_key(pairs) or key.get("epochs") != epochs:
+        model, threshold, info = finetune.train(pairs, epochs=epochs)
+        names = list(dict.fromkeys(e.source for e in pairs))
+        key = {**info, "sources": names, "data": recipe.data_key(pairs)}
+        finetune.save_delta(model, threshold, key, path)
+    return finetune.PairScorer(path)
+
+
+SCREEN = ("reader", "epochs3")  # the screen's variants: one change to the loso recipe each
+
+
+def screen(out, held_out, epochs, limit, deltas, variants=SCREEN):
+    """A quick screen of changes to the recipe on two folds: each source of `held_out` held
+    out, the detector fine-tuned without it as in the loso section (the baseline; its delta is
+    the loso section's) and with one change: "reader", the hard negatives of
+    `recipe.reader_orders` added (orders to the reader inside e-mails and notes); "epochs3",
+    one more epoch. Measured on the held-out source."""
+    import random
+
+    import torch
+    from paperplug_drift import recipe
+    from paperplug_drift.isolator import InjectionIsolator
+    from paperplug_drift.learned import NearThresholdWarning, TunedDetector
+
+    warnings.filterwarnings("ignore", category=NearThresholdWarning)
+    deltas = Path(deltas)
+    deltas.mkdir(parents=True, exist_ok=True)
+    loaded = {s: recipe.load_source(s) for s in recipe.SOURCES}
+    extra = recipe.reader_orders(random.Random("0-reader_orders"))
+    rows = []
+    for held in held_out:
+        base = [loaded[s] for s in recipe.SOURCES if s != held]
+        records = recipe.records(loaded[held], limit=limit)
+        runs = {"baseline": (base, epochs, deltas / f"without-{held}.safetensors")}
+        if "reader" in variants:
+            runs["+ reader orders"] = (
+                [*base, extra],
+                epochs,
+                deltas / f"screen-{held}-reader.safetensors",
+            )
+        if "epochs3" in variants:
+            runs["3 epochs"] = (base, epochs + 1, deltas / f"screen-{held}-epochs3.safetensors")
+        for variant, (sources, n, path) in runs.items():
+            start = time.perf_counter()
+            scorer = _fold_delta(path, recipe.examples(sources), n)
+            print(
+                f"  {held} {variant}: threshold {scorer.threshold}, "
+                f"{time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
+            for cues in (False, True):
+                name = f"{'both' if cues else 'learned'}, {variant}"
+                with torch.inference_mode():
+                    r = recipe.evaluate(
+                        InjectionIsolator(TunedDetector(scorer, cues=cues)).isolate, records
+                    )
+                rows.append(_row(name, held, r))
+                out["screen"].append(
+                    {
+                        "held_out": held,
+                        "variant": variant,
+                        "cues": cues,
+                        "threshold": scorer.threshold,
+                        **r,
+                    }
+                )
+                print("   ", " | ".join(rows[-1]), flush=True)
+    print(table(rows, LOSO_HEAD))
+
+
+def speed(out, sources, limit):
+    """The shipped delta as `"both"` in float32 (the plain path) and in bfloat16 (the default)
+    on every source's loso records and on fresh3 and fresh4: the same figures, and the per
+    result median; the share of results whose isolation differs between the two."""
+    import torch
+    from paperplug_drift import finetune, recipe
+    from paperplug_drift.corpus import load_corpus
+    from paperplug_drift.isolator import InjectionIsolator
+    from paperplug_drift.learned import NearThresholdWarning, TunedDetector
+
+    warnings.filterwarnings("ignore", category=NearThresholdWarning)
+    data = Path(__file__).parents[1] / "tests" / "data" / "isolation"
+    sets = {name: recipe.records(recipe.load_source(name), limit=limit) for name in sources}
+    sets |= {s: load_corpus(data / f"corpus_{s}.jsonl") for s in ("fresh3", "fresh4")}
+    isolators = {
+        p: InjectionIsolator(TunedDetector(finetune.PairScorer(precision=p), cues=True))
+        for p in ("float32", "bfloat16")
+    }
+    rows = []
+    for name, records in sets.items():
+        outputs = {}
+        for precision, iso in isolators.items():
+            seen = []
+
+            def isolate(query, result, iso=iso, seen=seen):
+                seen.append(iso.isolate(query, result))
+                return seen[-1]
+
+            with torch.inference_mode():
+                r = recipe.evaluate(isolate, records)
+            outputs[precision] = [(o.text, o.detected) for o in seen]
+            rows.append(_row(f"both, {precision}", name, r))
+            out["speed"].append({"set": name, "precision": precision, **r})
+            print("   ", " | ".join(rows[-1]), flush=True)
+        differ = sum(a != b for a, b in zip(*outputs.values(), strict=True))
+        print(f"    {name}: {differ} of {len(records)} results isolated differently", flush=True)
+        out["speed_differ"][name] = [differ, len(records)]
+    print(table(rows, LOSO_HEAD))
+
+
+def llm_detector(out, per_source, max_tokens, modes=("free", "units"), calibration=10):
+    """Over the embedded SmolLM2-135M-Instruct on a bounded sample (the first `per_source`
+    injected results, look-alikes and documents of every source's loso records): "free",
+    `LLMDetector` (one free-form answer per result, parsed); "units", `LLMUnitDetector` (a
+    yes/no score per unit, nothing parsed), alone and with the cues, its threshold for each
+    source chosen by `calibrate` (1%) on the clean units of the next `calibration` documents
+    of every other source."""
     from paperplug_drift import recipe
     from paperplug_drift.isolator import InjectionIsolator, LLMDetector
+    from paperplug_drift.learned import NearThresholdWarning, readings
+    from paperplug_drift.llm_units import LLMUnitDetector, LLMUnitScorer, calibrate
     from paperplug_llm import load_smollm2
 
+    warnings.filterwarnings("ignore", category=NearThresholdWarning)
     model = load_smollm2()
-    iso = InjectionIsolator(LLMDetector(model, max_tokens=max_tokens))
-    rows, sample = [], []
+    rows, sample, clean = [], {}, {}
     for name in recipe.SOURCES:
         records = recipe.records(recipe.load_source(name))
-        for kind in ("injected", "benign", "clean"):
-            sample += [r for r in records if r["kind"] == kind][:per_source]
-    start = time.perf_counter()
-    r = recipe.evaluate(iso.isolate, sample)
-    seconds = time.perf_counter() - start
-    rows.append(_row("LLMDetector(SmolLM2-135M)", f"sample of {len(sample)}", r))
+        sample[name] = [
+            r
+            for kind in ("injected", "benign", "clean")
+            for r in [r for r in records if r["kind"] == kind][:per_source]
+        ]
+        docs = [r for r in records if r["kind"] == "clean"][per_source : per_source + calibration]
+        clean[name] = [
+            (r["query"], t) for r in docs for u in readings(r["result"]) for t in u.texts
+        ]
+    everything = [r for records in sample.values() for r in records]
+    if "free" in modes:
+        iso = InjectionIsolator(LLMDetector(model, max_tokens=max_tokens))
+        start = time.perf_counter()
+        r = recipe.evaluate(iso.isolate, everything)
+        seconds = time.perf_counter() - start
+        rows.append(_row("LLMDetector(SmolLM2-135M)", f"sample of {len(everything)}", r))
+        print(
+            f"  {seconds:.0f} s for {len(everything)} results ({seconds / len(everything):.1f} s "
+            f"each); {r['withheld']} withheld (answer not parseable, failing closed)",
+            flush=True,
+        )
+        out["llm_detector"] = {"records": len(everything), "seconds": seconds, **r}
+    if "units" in modes:
+        scorer = LLMUnitScorer(model)
+        start = time.perf_counter()
+        scores = {
+            name: [float(scorer.scores(q, [t])[0]) for q, t in pairs]
+            for name, pairs in clean.items()
+        }
+        thresholds = {
+            name: calibrate([v for other, vs in scores.items() if other != name for v in vs])
+            for name in sample
+        }
+        print(
+            f"  calibration: {sum(map(len, scores.values()))} clean units, "
+            f"{time.perf_counter() - start:.0f} s; thresholds {thresholds}",
+            flush=True,
+        )
+        for cues in (False, True):
+            label = "LLMUnitDetector(SmolLM2-135M)" + (" + cues" if cues else "")
+            start, results, wall, cpu = time.perf_counter(), [], [], []
+            for name, records in sample.items():
+                iso = InjectionIsolator(
+                    LLMUnitDetector(model, threshold=thresholds[name], cues=cues)
+                )
+
+                def isolate(query, result, iso=iso, wall=wall, cpu=cpu):
+                    t0, c0 = time.perf_counter(), time.thread_time()
+                    isolation = iso.isolate(query, result)
+                    wall.append(1000 * (time.perf_counter() - t0))
+                    cpu.append(1000 * (time.thread_time() - c0))
+                    return isolation
+
+                results.append(recipe.evaluate(isolate, records))
+            seconds = time.perf_counter() - start
+            r = _pool(results, wall, cpu)
+            rows.append(_row(label, f"sample of {len(everything)}", r))
+            print("   ", " | ".join(rows[-1]), f"| {seconds:.0f} s", flush=True)
+            out["llm_units"].append(
+                {"cues": cues, "thresholds": thresholds, "seconds": seconds, **r}
+            )
     print(table(rows, LOSO_HEAD))
-    print(
-        f"  {seconds:.0f} s for {len(sample)} results ({seconds / len(sample):.1f} s each); "
-        f"{r['withheld']} withheld (answer not parseable, failing closed)"
-    )
-    out["llm_detector"] = {"records": len(sample), "seconds": seconds, **r}
+
+
+def _pool(results, wall, cpu):
+    """One `recipe.evaluate` summary of several (counts summed), with the medians of the
+    per-result times `wall` and `cpu` (ms) of all of them."""
+    import statistics
+
+    keys = ("injected", "found", "removed", "benign", "benign_changed", "clean")
+    keys += ("clean_untouched", "json_fields", "json_kept", "withheld")
+    n = {k: sum(r[k] for r in results) for k in keys}
+
+    def pct(a, b):
+        return 100.0 * n[a] / n[b] if n[b] else float("nan")
+
+    return {
+        **n,
+        "found_pct": pct("found", "injected"),
+        "removed_pct": pct("removed", "injected"),
+        "untouched_pct": pct("clean_untouched", "clean"),
+        "lookalikes_changed_pct": pct("benign_changed", "benign"),
+        "json_kept_pct": pct("json_kept", "json_fields"),
+        "median_ms": statistics.median(wall),
+        "median_cpu_ms": statistics.median(cpu),
+    }
 
 
 def agentdojo_detectors(suites, attacks, detectors, out):
@@ -698,9 +886,20 @@ def main() -> None:
         default="ours,agentdojo,spikee,pyrit,imperatives,docstrings,readmes,business",
         help="loso section: the sources held out in turn (recipe.SOURCES)",
     )
+    parser.add_argument(
+        "--screen-sources", default="spikee,agentdojo", help="screen section: the folds"
+    )
+    parser.add_argument(
+        "--screen-variants", default=",".join(SCREEN), help="screen section: reader, epochs3"
+    )
     parser.add_argument("--loso-epochs", type=int, default=2)
     parser.add_argument(
         "--llm-sample", type=int, default=2, help="llm section: results per source and kind"
+    )
+    parser.add_argument(
+        "--llm-modes",
+        default="free,units",
+        help="llm section: free (LLMDetector), units (LLMUnitDetector)",
     )
     parser.add_argument("--llm-max-tokens", type=int, default=128, help="llm section: reply budget")
     parser.add_argument(
@@ -732,8 +931,12 @@ def main() -> None:
             "loso_mean",
             "loso_fresh",
             "agentdojo_detectors",
+            "speed",
+            "llm_units",
+            "screen",
         )
     }
+    out["speed_differ"] = {}
     out["residual"], out["isolation_cost"] = {}, {}
     print(
         "agent: scripted (follows the user task, obeys injected orders); DRIFT core: oracle plan, name-heuristic privileges, StrictJudge, heuristic isolator; 0 LLM calls\n"
@@ -750,12 +953,25 @@ def main() -> None:
     if "loso" in sections:
         print("\n== the fine-tuned detector, leave one source out (no LLM)", flush=True)
         loso(out, args.loso_sources.split(","), args.loso_epochs, args.loso_limit, args.loso_deltas)
+    if "screen" in sections:
+        print("\n== a screen of the recipe's hard negatives on two folds (no LLM)", flush=True)
+        screen(
+            out,
+            args.screen_sources.split(","),
+            args.loso_epochs,
+            args.loso_limit,
+            args.loso_deltas,
+            args.screen_variants.split(","),
+        )
+    if "speed" in sections:
+        print("\n== the fine-tuned detector in float32 and bfloat16 (no LLM)", flush=True)
+        speed(out, args.loso_sources.split(","), args.loso_limit)
     if "agentdojo_detectors" in sections:
         print("\n== DRIFT core on AgentDojo with each isolator detector", flush=True)
         agentdojo_detectors(detail, attacks, args.detectors.split(","), out)
     if "llm" in sections:
         print("\n== LLMDetector over SmolLM2-135M-Instruct, a bounded sample", flush=True)
-        llm_detector(out, args.llm_sample, args.llm_max_tokens)
+        llm_detector(out, args.llm_sample, args.llm_max_tokens, args.llm_modes.split(","))
     if "main" in sections:
         print("\n== DRIFT beside AgentDojo's offline defenses", flush=True)
         main_table(suites, attacks, out)

@@ -5,7 +5,7 @@ The public API is imported lazily: the plugin entry point imports this package, 
 plugins must not import torch or AgentDojo. The AgentDojo adapter and the scripted agent need
 the `[agentdojo]` extra: `pip install 'paperplug-drift[agentdojo]'`; the learned detectors
 (`TunedDetector`: `detector="learned"` or `"both"`; the probe `LearnedDetector`:
-`detector="probe"`) the `[learned]` extra.
+`detector="probe"`) and the per-unit LLM detector (`LLMUnitDetector`) the `[learned]` extra.
 """
 
 from paperplug import lazy_exports
@@ -34,6 +34,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "InjectionIsolator": ".isolator",
         "Isolation": ".isolator",
         "LearnedDetector": ".learned",
+        "LLMUnitDetector": ".llm_units",
+        "LLMUnitScorer": ".llm_units",
         "MiniLMEmbedder": ".learned",
         "NearThresholdWarning": ".learned",
         "UnitClassifier": ".learned",

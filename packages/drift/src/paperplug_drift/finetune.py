@@ -11,11 +11,15 @@ second copy of the model.
 
 The operating threshold is chosen on clean units held out of training (a 15% share of the
 documents and look-alikes of the training sources, by group), as the lowest that flags at most
-`CALIBRATION_FPR` of them.
+`CALIBRATION_FPR` of them. At inference the model runs in bfloat16 by default, on the units
+sorted by length in batches of `BATCH`; a unit scored within `REFINE` log-odds of the delta's
+threshold or of 0.5 (where `TunedDetector` decides) is scored again in float32, so the
+decisions are the plain path's (`PairScorer(precision="float32")`).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -26,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_choice, check_scalar
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-drift", "learned", "the fine-tuned detector"):
@@ -39,6 +43,9 @@ MAX_LENGTH = 64  # tokens per (task, unit) pair
 TASK_WORDS = 16  # the task is cut to its first words
 CALIBRATION_SHARE = 0.15
 CALIBRATION_FPR = 0.01
+BATCH = 16  # units per forward pass at inference, sorted by length (little padding)
+REFINE = 0.5  # bfloat16 log-odds this close to the threshold's or to 0 are recomputed in float32
+PRECISIONS = {"bfloat16": torch.bfloat16, "float32": torch.float32}
 
 
 def base_path() -> Path:
@@ -92,12 +99,21 @@ def _task(task: str) -> str:
 
 class PairScorer:
     """P(injected) of (task, unit) pairs with the fine-tuned MiniLM: the base model of the PyPI
-    package with `delta` applied (default: the shipped one); the threshold is the delta's."""
+    package with `delta` applied (default: the shipped one); the threshold is the delta's.
+    `precision` "bfloat16" (default, about 2.5x faster on one CPU thread; the scores near the
+    threshold and 0.5 in float32) or "float32"."""
 
-    def __init__(self, delta: str | Path = DELTA, path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        delta: str | Path = DELTA,
+        path: str | Path | None = None,
+        *,
+        precision: str = "bfloat16",
+    ) -> None:
         from safetensors import safe_open
         from transformers import AutoTokenizer
 
+        self.precision = check_choice(precision, "precision", tuple(PRECISIONS))
         self.path = Path(path) if path is not None else base_path()
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
         self.model = PairModel(self.path).eval()
@@ -115,6 +131,8 @@ class PairScorer:
         with torch.no_grad():
             for name, value in weights.items():
                 tuned[name].copy_(value)
+        self.exact = copy.deepcopy(self.model) if precision == "bfloat16" else None
+        self.model.to(PRECISIONS[self.precision])
         self.threshold = float(self.meta["threshold"])
         self.key = json.loads(self.meta.get("key", "{}"))
         if self.key.get("base") not in (None, base_fingerprint(self.path)):
@@ -137,12 +155,26 @@ class PairScorer:
         )
 
     @torch.no_grad()
+    def logits(self, model: PairModel, task: str, texts: Sequence[str]) -> np.ndarray:
+        """The log-odds `model` gives each unit under `task` (batches of `BATCH` units of
+        similar length; in the order of `texts`)."""
+        order = sorted(range(len(texts)), key=lambda k: (len(texts[k]), k))
+        out = np.zeros(len(texts))
+        for k in range(0, len(order), BATCH):
+            part = order[k : k + BATCH]
+            batch = self.encode([task] * len(part), [texts[i] for i in part])
+            out[part] = model(batch).double().numpy()
+        return out
+
     def scores(self, task: str, texts: Sequence[str]) -> np.ndarray:
-        """P(injected) of each unit text under `task` (one batch)."""
-        if not texts:
-            return np.zeros(0)
-        logits = self.model(self.encode([task] * len(texts), texts))
-        return torch.sigmoid(logits).double().numpy()
+        """P(injected) of each unit text under `task` (see the class for the precision)."""
+        out = self.logits(self.model, task, texts)
+        if self.exact is not None:
+            cut = np.log(self.threshold / (1.0 - self.threshold))
+            near = np.flatnonzero((np.abs(out - cut) < REFINE) | (np.abs(out) < REFINE))
+            if near.size:
+                out[near] = self.logits(self.exact, task, [texts[i] for i in near])
+        return 1.0 / (1.0 + np.exp(-out))
 
 
 @functools.lru_cache(maxsize=1)

@@ -12,7 +12,8 @@ Detectors: `LLMDetector` (the paper's; any ChatModel) reads the whole result onc
 Give several to combine them: `InjectionIsolator([HeuristicDetector(), LLMDetector(m)])`;
 `InjectionIsolator("learned")` or `("both")` uses the fine-tuned MiniLM (task, unit) classifier
 (`learned.TunedDetector`; "both" adds the cues), `("probe")` the logistic probe on frozen MiniLM
-embeddings that came before it.
+embeddings that came before it; `llm_units.LLMUnitDetector(model)` puts each unit to a local
+LLM as a yes/no question and reads its answer off the next-token logits.
 Removal is exact where the detector copied the text, else tolerant of whitespace, escapes and
 Unicode tricks. When something was detected but nothing could be removed, the whole-result
 detectors run once more (`mask_limitation=1`).
@@ -228,7 +229,7 @@ class InjectionIsolator:
         whole = [d for d in self.detectors if getattr(d, "scope", "result") != "field"]
         for detector in by_field:
             if callable(getattr(detector, "prepare", None)):
-                detector.prepare(query, fields)  # e.g. score every field's units in one batch
+                detector.prepare(query, fields)  # e.g. score every field's units in one call
             for k, text in enumerate(fields):
                 found = detector.detect(query, text)
                 if found is None and self._failed(out):

@@ -263,7 +263,7 @@ class TunedDetector:
         self._prepared: tuple[str, dict[str, float]] = ("", {})
 
     def prepare(self, query: str, fields: Sequence[str]) -> None:
-        """Score the units of every field of one result in one batch (the isolator calls
+        """Score the units of every field of one result in one call (the isolator calls
         this before `detect` on each field; `detect` scores what was not prepared)."""
         texts = sorted(
             {t for f in fields if isinstance(f, str) for r in readings(f) for t in r.texts}
