@@ -154,6 +154,10 @@ def test_digit_judge_bad_arguments_are_named():
         DigitJudge(LocalLM([1, 1]), top=10)
     with pytest.raises(ValueError, match="prompt must hold"):
         DigitJudge(LocalLM([1, 1]), prompt="{query}")
+    with pytest.raises(ValueError, match="max_words must be >= 1"):
+        DigitJudge(LocalLM([1, 1]), max_words=0)
+    with pytest.raises(TypeError, match="prefill must be a str"):
+        DigitJudge(LocalLM([1, 1]), prefill=1)
     two = LocalLM([1, 1])
     two.tokenizer = SimpleNamespace(encode=lambda text, add_special_tokens=False: [1, 2])
     with pytest.raises(ValueError, match="one token"):
