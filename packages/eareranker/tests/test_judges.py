@@ -1,8 +1,12 @@
 """LLM judges read the grade out of the replies real models write (full stops, markdown, JSON,
 fractions, percentages), and report what they cannot read instead of guessing."""
 
+import math
+from types import SimpleNamespace
+
 import pytest
-from paperplug_eareranker import LLMJudge, label_pairs, parse_score
+import torch
+from paperplug_eareranker import DigitJudge, LLMJudge, label_pairs, parse_score
 
 REPLIES = {
     "0.85": 0.85,
@@ -93,3 +97,70 @@ def test_bad_arguments_are_named():
         label_pairs([object()], [("q", "d")])
     with pytest.raises(TypeError, match="document must be a str"):
         LLMJudge(Scripted(["0.5"])).grade("q", None)
+
+
+class Tokens:
+    """A tokenizer with one token per character (code point + 10), as SmolLM2's digits are."""
+
+    def encode(self, text, add_special_tokens=False):
+        return [ord(c) + 10 for c in text]
+
+
+class Planted(torch.nn.Module):
+    """A causal LM whose last position's logits are planted: digit k gets log(weights[k]),
+    a non-digit token a far larger logit (renormalising over the digits must drop it)."""
+
+    def __init__(self, weights):
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.zeros(200))
+        with torch.no_grad():
+            for k, w in enumerate(weights):
+                self.bias[ord(str(k)) + 10] = math.log(w) if w > 0 else -1e4
+            self.bias[3] = 50.0
+        self.seen = []
+
+    def forward(self, input_ids):
+        self.seen.append(input_ids[0].tolist())
+        return SimpleNamespace(logits=self.bias.expand(1, input_ids.shape[1], 200))
+
+
+class LocalLM:
+    def __init__(self, weights):
+        self.model, self.tokenizer, self.contents = Planted(weights), Tokens(), []
+
+    def prompt_ids(self, messages):
+        self.contents.append(messages[0]["content"])
+        return [1, 2]
+
+
+def test_digit_judge_reads_the_planted_distribution_in_one_pass():
+    lm = LocalLM([1, 1, 2, 0, 4])  # P = 1/8, 1/8, 2/8, 0, 4/8
+    judge = DigitJudge(lm, max_words=3)
+    assert judge.distribution("q", "d").tolist() == pytest.approx([0.125, 0.125, 0.25, 0, 0.5])
+    assert judge.grade("q", "one two three four five") == pytest.approx((0.125 + 0.5 + 2) / 4)
+    assert len(lm.model.seen) == 2  # one forward pass per grade, no generation
+    assert lm.model.seen[-1] == [1, 2, *Tokens().encode("Grade: ")]  # the prefill is read
+    assert lm.contents[-1].endswith("DOCUMENT: one two three")  # cut to max_words
+    assert "from 0 to 4" in lm.contents[-1]
+    out = label_pairs([DigitJudge(LocalLM([0, 0, 0, 0, 1])), judge], [("q", "d")], first=2)
+    assert out["grades"] == [[pytest.approx(1.0), pytest.approx(0.65625)]]
+    assert out["label"] == [pytest.approx((1 + 0.65625) / 2)]
+
+
+def test_digit_judge_bad_arguments_are_named():
+    with pytest.raises(TypeError, match="chat_model must be a local causal LM"):
+        DigitJudge(Scripted(["0.5"]))
+    with pytest.raises(ValueError, match=r"top must lie in \[1, 9\]"):
+        DigitJudge(LocalLM([1, 1]), top=10)
+    with pytest.raises(ValueError, match="prompt must hold"):
+        DigitJudge(LocalLM([1, 1]), prompt="{query}")
+    with pytest.raises(ValueError, match="max_words must be >= 1"):
+        DigitJudge(LocalLM([1, 1]), max_words=0)
+    with pytest.raises(TypeError, match="prefill must be a str"):
+        DigitJudge(LocalLM([1, 1]), prefill=1)
+    two = LocalLM([1, 1])
+    two.tokenizer = SimpleNamespace(encode=lambda text, add_special_tokens=False: [1, 2])
+    with pytest.raises(ValueError, match="one token"):
+        DigitJudge(two)
+    with pytest.raises(TypeError, match="document must be a str"):
+        DigitJudge(LocalLM([1, 1])).grade("q", None)

@@ -27,6 +27,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "listwise_loss": ".loss",
         "EAReranker": ".training",
         "LLMJudge": ".judges",
+        "DigitJudge": ".judges",
         "label_pairs": ".judges",
         "parse_score": ".judges",
         "encode": ".embedders",

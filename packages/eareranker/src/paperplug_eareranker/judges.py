@@ -1,6 +1,8 @@
-"""LLM judges over any ChatModel that grade a (query, document) pair on the paper's adequacy
-dimensions (verifiability, coverage, completeness, structure) as a number in [0, 1]; several
-judges' grades are combined by `aggregate_judges` (Alg. 1)."""
+"""LLM judges that grade a (query, document) pair on the paper's adequacy dimensions
+(verifiability, coverage, completeness, structure) as a number in [0, 1]: `LLMJudge` over any
+ChatModel (parses a generated reply), `DigitJudge` over a local causal LM (reads the next-token
+distribution over the grade digits in one forward pass); several judges' grades are combined by
+`aggregate_judges` (Alg. 1)."""
 
 from __future__ import annotations
 
@@ -48,6 +50,67 @@ def parse_score(reply: str) -> float | None:
     return value if 0 <= value <= 1 else None
 
 
+DIGIT_PROMPT = (
+    "How well does the DOCUMENT answer the QUERY? Grade it from 0 to {top}: 0 irrelevant, "
+    "1 same topic only, 2 partly answers it, 3 mostly answers it, {top} answers it precisely "
+    "(verifiable, complete, well structured). Reply with one digit.\n\n"
+    "QUERY: {query}\n\nDOCUMENT: {document}"
+)
+
+
+class DigitJudge:
+    """One judge over a local causal LM (an HFChatModel: `prompt_ids`, `model`, `tokenizer`): one
+    forward pass, the next-token distribution renormalised over the digits 0..top after the
+    assistant's `prefill`; the grade is its expectation / top (no generation, nothing to parse)."""
+
+    def __init__(
+        self,
+        chat_model: Any,
+        *,
+        prompt: str = DIGIT_PROMPT,
+        top: int = 4,
+        prefill: str = "Grade: ",
+        max_words: int = 120,
+    ) -> None:
+        for need in ("prompt_ids", "model", "tokenizer"):
+            if not hasattr(chat_model, need):
+                raise TypeError(
+                    "chat_model must be a local causal LM with prompt_ids, model and tokenizer "
+                    f"(an HFChatModel), got {type(chat_model).__name__}"
+                )
+        check_type(prompt, "prompt", str)
+        if "{query}" not in prompt or "{document}" not in prompt:
+            raise ValueError("prompt must hold the fields {query} and {document}")
+        self.top = check_scalar(top, "top", "int", low=1, high=9)
+        check_type(prefill, "prefill", str)
+        self.max_words = check_scalar(max_words, "max_words", "int", low=1)
+        digits = [chat_model.tokenizer.encode(str(k), add_special_tokens=False) for k in range(top + 1)]  # fmt: skip
+        if any(len(ids) != 1 for ids in digits):
+            raise ValueError("the tokenizer must give each digit 0..top one token")
+        self.chat_model, self.prompt, self.prefill = chat_model, prompt, prefill
+        self.digit_ids = [ids[0] for ids in digits]
+
+    def distribution(self, query: str, document: str) -> np.ndarray:
+        """P(grade = k), k = 0..top: the model's next-token probabilities of the digits, summing
+        to 1 (the document cut to `max_words` words)."""
+        import torch
+
+        check_type(query, "query", str)
+        check_type(document, "document", str)
+        document = " ".join(document.split()[: self.max_words])
+        content = self.prompt.format(query=query, document=document, top=self.top)
+        ids = self.chat_model.prompt_ids([{"role": "user", "content": content}])
+        ids = ids + self.chat_model.tokenizer.encode(self.prefill, add_special_tokens=False)
+        model = self.chat_model.model
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([ids], device=next(model.parameters()).device)).logits  # fmt: skip
+        return torch.softmax(logits[0, -1, self.digit_ids].double(), -1).detach().cpu().numpy()
+
+    def grade(self, query: str, document: str) -> float:
+        """The expected grade / top, in [0, 1]."""
+        return float(self.distribution(query, document) @ np.arange(self.top + 1) / self.top)
+
+
 class LLMJudge:
     """One judge: a ChatModel asked for a score; `None` when the reply holds no number in [0, 1]
     (an unusable reply is reported, never read as 0)."""
@@ -73,11 +136,11 @@ class LLMJudge:
 
 
 def label_pairs(
-    judges: Sequence[LLMJudge], pairs: Sequence[tuple[str, str]], **aggregate: Any
+    judges: Sequence[LLMJudge | DigitJudge], pairs: Sequence[tuple[str, str]], **aggregate: Any
 ) -> dict[str, list]:
     """Labels for text pairs from several judges: {"label", "branch", "grades", "unusable"}; a pair
     with fewer usable grades than Alg. 1 needs gets label None."""
-    judges = check_sequence(judges, "judges", LLMJudge, what="LLMJudge")
+    judges = check_sequence(judges, "judges", (LLMJudge, DigitJudge), what="LLMJudge or DigitJudge")
     pairs = check_sequence(pairs, "pairs", tuple, min_len=0, what="(query, document) tuple")
     out: dict[str, list] = {"label": [], "branch": [], "grades": [], "unusable": []}
     first = aggregate.get("first", 4)
