@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from paperplug import History, seeded_torch
-from paperplug.checks import check_is_fitted, check_scalar, check_type
+from paperplug.checks import check_device, check_is_fitted, check_scalar, check_type
 from paperplug.harness import progress
 from paperplug_kgram.estimator import check_tokens
 from paperplug_kgram.markov import bayes_nll, sample_chains, unigram_nll
@@ -132,10 +132,7 @@ class MarkovICLTrainer:
             check_scalar(getattr(self, name), name, "int", low=low)
         check_scalar(self.seq_len, "seq_len", "int", low=self.order + 2)
         check_type(self.progress, "progress", bool)
-        try:
-            torch.device(self.device)
-        except (RuntimeError, TypeError) as exc:
-            raise ValueError(f"device must name a torch device, got {self.device!r}") from exc
+        check_device(self.device)
         check_scalar(self.lr, "lr", low=0, inclusive="neither")
         check_scalar(self.alpha, "alpha", low=0, inclusive="neither")
         check_scalar(self.weight_decay, "weight_decay", low=0)
