@@ -1,0 +1,56 @@
+"""The bad-input battery on every package's public API: each callable of `__all__` that takes
+a parameter is swept with a valid call (`tests/public_api/<slug>.py`: `sweeps()` and
+`REASONS`), or listed there with why not, or named in `NOT_YET_SWEPT` below, the one place
+that says what the battery does not reach yet."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from paperplug.manifest import load_manifest
+from paperplug.testing import public_callables, unswept
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = load_manifest(ROOT / "plugins.toml")
+SPECS = {p.stem for p in (ROOT / "tests" / "public_api").glob("*.py") if p.stem != "__init__"}
+
+#: every package with no sweep yet (its whole public API not yet swept)
+NOT_YET_SWEPT = {
+    slug: "not yet swept"
+    for slug in (
+        "adaptgrad", "ama", "bye", "cauim", "chunking", "csd", "drift", "eareranker", "fixlip",
+        "flux", "gateway", "kgram", "llm", "matroid", "nesy", "neurules", "prime", "rdx", "scm",
+        "semicentroid",
+    )
+}  # fmt: skip
+
+
+def _spec(slug: str):
+    return importlib.import_module(f"public_api.{slug}")
+
+
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_every_public_callable_is_swept_or_listed(slug):
+    module = importlib.import_module(MANIFEST[slug]["import"])
+    if slug in NOT_YET_SWEPT:
+        assert slug not in SPECS, f"{slug} has a sweep: take it off NOT_YET_SWEPT"
+        assert public_callables(module), f"{slug} has no public callable to sweep"
+        return
+    assert slug in SPECS, f"{slug}: add tests/public_api/{slug}.py or list it in NOT_YET_SWEPT"
+    spec = _spec(slug)
+    missing = unswept(module, spec.sweeps(), spec.REASONS)
+    assert not missing, f"{slug}: sweep or give a reason for " + ", ".join(missing)
+
+
+@pytest.mark.parametrize("slug", sorted(SPECS))
+def test_public_callables_reject_bad_input(slug):
+    failures = []
+    for name, sweep in _spec(slug).sweeps().items():
+        try:
+            sweep.run()
+        except AssertionError as exc:
+            failures.append(f"{name}: {exc}")
+    assert not failures, "\n\n".join(failures)
