@@ -17,14 +17,19 @@ ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = load_manifest(ROOT / "plugins.toml")
 SPECS = {p.stem for p in (ROOT / "tests" / "public_api").glob("*.py") if p.stem != "__init__"}
 
-#: every package with no sweep yet (its whole public API not yet swept)
-NOT_YET_SWEPT = {
+#: what the battery does not reach yet: a package's whole public API, or its callables named
+NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
     slug: "not yet swept"
     for slug in (
-        "adaptgrad", "ama", "bye", "cauim", "chunking", "csd", "drift", "eareranker", "fixlip",
+        "adaptgrad", "bye", "cauim", "chunking", "csd", "drift", "eareranker", "fixlip",
         "flux", "gateway", "kgram", "llm", "matroid", "nesy", "neurules", "prime", "rdx", "scm",
         "semicentroid",
     )
+} | {
+    "ama": {
+        name: "not yet swept: loads or trains a sentence encoder (MiniLM weights)"
+        for name in ("MiniLMEncoder", "fine_tune_retriever")
+    }
 }  # fmt: skip
 
 
@@ -35,13 +40,15 @@ def _spec(slug: str):
 @pytest.mark.parametrize("slug", sorted(MANIFEST))
 def test_every_public_callable_is_swept_or_listed(slug):
     module = importlib.import_module(MANIFEST[slug]["import"])
-    if slug in NOT_YET_SWEPT:
+    later = NOT_YET_SWEPT.get(slug, {})
+    if later == "not yet swept":
         assert slug not in SPECS, f"{slug} has a sweep: take it off NOT_YET_SWEPT"
         assert public_callables(module), f"{slug} has no public callable to sweep"
         return
     assert slug in SPECS, f"{slug}: add tests/public_api/{slug}.py or list it in NOT_YET_SWEPT"
+    assert all(why.startswith("not yet swept") for why in later.values())
     spec = _spec(slug)
-    missing = unswept(module, spec.sweeps(), spec.REASONS)
+    missing = unswept(module, spec.sweeps(), {**spec.REASONS, **later})
     assert not missing, f"{slug}: sweep or give a reason for " + ", ".join(missing)
 
 

@@ -424,10 +424,16 @@ def test_a_public_callable_neither_swept_nor_listed_is_reported():
     def version() -> str:
         return "1"
 
+    def forward(*args, **kw):
+        return area(*args, **kw)
+
     module = types.ModuleType("toy")
     module.area, module.version, module.Result, module.LIMIT = area, version, GoodSolver, 3
-    module.__all__ = ["LIMIT", "Result", "area", "version"]
-    assert public_callables(module) == ["Result", "area"]  # no constant, nothing of no argument
+    module.forward = forward
+    module.__all__ = ["LIMIT", "Result", "area", "forward", "version"]
+    # no constant, nothing of no argument; *args and **kw are parameters
+    assert public_callables(module) == ["Result", "area", "forward"]
+    module.__all__.remove("forward")
     assert unswept(module, [], {}) == ["Result", "area"]
     assert unswept(module, ["Result.solve", "area"], {}) == []
     assert unswept(module, ["area"], {"Result": "a result type", "gone": "?"}) == [
@@ -436,6 +442,8 @@ def test_a_public_callable_neither_swept_nor_listed_is_reported():
     assert unswept(module, ["area"], {"Result": " "}) == ["Result (listed with no reason)"]
     with pytest.raises(AssertionError, match=r"height=-1.0: accepted without an error"):
         Sweep(area, (2.0, 3.0), bad_params={"width": [-1.0], "height": [-1.0]}).run()
+    with pytest.raises(AssertionError, match="the valid call fails: ValueError: width must be"):
+        Sweep(area, (-2.0, 3.0), reasons={"width": "-", "height": "-"}).run()
 
 
 def test_torch_generators_are_compared_by_their_state():

@@ -383,7 +383,12 @@ class Sweep:
     width: bool = True
 
     def run(self) -> None:
-        """The battery on this call (an AssertionError lists what was not rejected well)."""
+        """The valid call succeeds, then the battery on it (an AssertionError lists what was
+        not rejected well): a valid call that fails would let every variant pass."""
+        try:
+            self.fn(*copy.deepcopy(self.args), **copy.deepcopy(self.kwargs))
+        except Exception as exc:
+            raise AssertionError(f"the valid call fails: {type(exc).__name__}: {exc}") from exc
         assert_rejects_bad_input(
             self.fn,
             self.args,
@@ -396,12 +401,18 @@ class Sweep:
 
 
 def public_callables(module: types.ModuleType) -> list[str]:
-    """The names in `module.__all__` the battery can reach: callables that take a parameter
-    (a function of no argument has nothing to vary)."""
+    """The names in `module.__all__` the battery can reach: callables that take a parameter,
+    `*args` and `**kwargs` too (a function of no argument has nothing to vary)."""
     names = []
     for name in module.__all__:
         obj = getattr(module, name)
-        if callable(obj) and parameters(obj):
+        if not callable(obj):
+            continue
+        try:
+            takes = bool(inspect.signature(obj).parameters)
+        except (TypeError, ValueError):  # a builtin whose signature cannot be read
+            takes = True
+        if takes:
             names.append(name)
     return names
 
