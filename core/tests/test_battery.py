@@ -454,3 +454,8 @@ def test_torch_generators_are_compared_by_their_state():
     assert same(before, gen)
     torch.rand(1, generator=gen)
     assert not same(before, gen)
+    rng = np.random.default_rng(0)
+    kept = copy.deepcopy(rng)
+    assert same(kept, rng)
+    rng.random()
+    assert not same(kept, rng)

@@ -133,6 +133,8 @@ def same(a: Any, b: Any, _seen: set[tuple[int, int]] | None = None) -> bool:
     seen.add((id(a), id(b)))
     if hasattr(a, "get_state") and hasattr(a, "manual_seed"):  # a torch Generator: its state
         return same(a.get_state(), b.get_state(), seen)
+    if hasattr(a, "bit_generator") and hasattr(a, "spawn"):  # a numpy Generator: its state
+        return same(a.bit_generator.state, b.bit_generator.state, seen)
     if hasattr(a, "state_dict") and callable(a.state_dict):  # torch module
         return same(dict(a.state_dict()), dict(b.state_dict()), seen)
     if hasattr(a, "detach") and hasattr(a, "shape"):  # torch tensor
