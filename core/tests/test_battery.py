@@ -410,3 +410,52 @@ def test_the_parameters_of_the_calls_after_fit_need_bad_values_and_are_tried_the
     Contract.call_bad_params = {"steps": [0]}  # taken by no call after fit
     with pytest.raises(AssertionError, match=r"call_bad_params names \['steps'\]"):
         contract.battery(pm, contract.make_instance(pm), case)
+
+
+def test_a_public_callable_neither_swept_nor_listed_is_reported():
+    import types
+
+    from paperplug.testing import Sweep, public_callables, unswept
+
+    def area(width: float, height: float) -> float:
+        check_scalar(width, "width", low=0)
+        return width * height  # height unchecked
+
+    def version() -> str:
+        return "1"
+
+    def forward(*args, **kw):
+        return area(*args, **kw)
+
+    module = types.ModuleType("toy")
+    module.area, module.version, module.Result, module.LIMIT = area, version, GoodSolver, 3
+    module.forward = forward
+    module.__all__ = ["LIMIT", "Result", "area", "forward", "version"]
+    # no constant, nothing of no argument; *args and **kw are parameters
+    assert public_callables(module) == ["Result", "area", "forward"]
+    module.__all__.remove("forward")
+    assert unswept(module, [], {}) == ["Result", "area"]
+    assert unswept(module, ["Result.solve", "area"], {}) == []
+    assert unswept(module, ["area"], {"Result": "a result type", "gone": "?"}) == [
+        "gone (no public callable)"
+    ]
+    assert unswept(module, ["area"], {"Result": " "}) == ["Result (listed with no reason)"]
+    with pytest.raises(AssertionError, match=r"height=-1.0: accepted without an error"):
+        Sweep(area, (2.0, 3.0), bad_params={"width": [-1.0], "height": [-1.0]}).run()
+    with pytest.raises(AssertionError, match="the valid call fails: ValueError: width must be"):
+        Sweep(area, (-2.0, 3.0), reasons={"width": "-", "height": "-"}).run()
+
+
+def test_torch_generators_are_compared_by_their_state():
+    import copy
+
+    gen = torch.Generator().manual_seed(0)
+    before = copy.deepcopy(gen)
+    assert same(before, gen)
+    torch.rand(1, generator=gen)
+    assert not same(before, gen)
+    rng = np.random.default_rng(0)
+    kept = copy.deepcopy(rng)
+    assert same(kept, rng)
+    rng.random()
+    assert not same(kept, rng)

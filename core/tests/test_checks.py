@@ -235,3 +235,19 @@ def test_argument_errors_turns_a_torch_shape_error_into_one_naming_the_argument(
 def test_module_getattr_rejects_unknown_names():
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = checks.nothing
+
+
+def test_check_device():
+    assert checks.check_device("cpu") == torch.device("cpu")
+    assert checks.check_device(torch.device("cpu"), "map_location") == torch.device("cpu")
+    with pytest.raises(ValueError, match=r"device must name a torch device.*'no-such-device'"):
+        checks.check_device("no-such-device")
+    with pytest.raises(
+        TypeError, match=r"device must be a torch device or its name \(.*\), got float"
+    ):
+        checks.check_device(1.5)
+    with pytest.raises(TypeError, match="device must be a torch device"):
+        checks.check_device(True)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device='cuda', but this machine has no CUDA"):
+            checks.check_device("cuda")

@@ -25,6 +25,7 @@ __all__ = [  # NotFittedError too, built on first use (see __getattr__)
     "check_consistent_length",
     "check_context",
     "check_data",
+    "check_device",
     "check_distribution",
     "check_graph",
     "check_is_fitted",
@@ -447,6 +448,28 @@ def check_context(context: Any, name: str = "context") -> dict[str, Any]:
     if not isinstance(context, Mapping):
         raise TypeError(f"{name} must be a mapping (or None), got {_type_name(context)}")
     return dict(context)
+
+
+def check_device(value: Any, name: str = "device") -> Any:
+    """A torch device from `value` ("cpu", "cuda:0", a torch.device) that this machine has;
+    a name torch does not know, or CUDA or MPS where there is none, is a ValueError naming
+    `name` (rather than torch's RuntimeError at the first `.to`). Imports torch."""
+    import torch
+
+    if isinstance(value, bool) or not isinstance(value, (str, int, torch.device)):
+        raise TypeError(
+            f"{name} must be a torch device or its name ('cpu', 'cuda'), got {_type_name(value)}"
+        )
+    try:
+        device = torch.device(value)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name} must name a torch device ('cpu', 'cuda', 'cuda:0'), got {value!r}"
+        ) from exc
+    available = {"cuda": torch.cuda.is_available, "mps": torch.backends.mps.is_available}
+    if device.type in available and not available[device.type]():
+        raise ValueError(f"{name}={value!r}, but this machine has no {device.type.upper()}")
+    return device
 
 
 def check_is_fitted(estimator: Any, attributes: str | Sequence[str] | None = None) -> None:

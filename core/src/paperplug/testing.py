@@ -29,7 +29,7 @@ import re
 import subprocess
 import sys
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import pytest
@@ -131,6 +131,10 @@ def same(a: Any, b: Any, _seen: set[tuple[int, int]] | None = None) -> bool:
     if (id(a), id(b)) in seen:  # a cycle: already being compared
         return True
     seen.add((id(a), id(b)))
+    if hasattr(a, "get_state") and hasattr(a, "manual_seed"):  # a torch Generator: its state
+        return same(a.get_state(), b.get_state(), seen)
+    if hasattr(a, "bit_generator") and hasattr(a, "spawn"):  # a numpy Generator: its state
+        return same(a.bit_generator.state, b.bit_generator.state, seen)
     if hasattr(a, "state_dict") and callable(a.state_dict):  # torch module
         return same(dict(a.state_dict()), dict(b.state_dict()), seen)
     if hasattr(a, "detach") and hasattr(a, "shape"):  # torch tensor
@@ -365,6 +369,73 @@ def assert_rejects_bad_input(
     assert not rest, f"bad_params names {sorted(rest)}, which {fn!r} does not take"
     failures = run_battery(variants + call, dict(accepts or {}), same=same)
     assert not failures, f"{len(failures)} bad input(s) not rejected well:\n" + "\n".join(failures)
+
+
+@dataclasses.dataclass
+class Sweep:
+    """One valid call of a public callable (`fn(*args, **kwargs)`; for a method, bound to a
+    fresh instance) and what `assert_rejects_bad_input` needs beyond it."""
+
+    fn: Callable[..., Any]
+    args: tuple = ()
+    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    bad_params: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
+    reasons: dict[str, str] = dataclasses.field(default_factory=dict)
+    accepts: dict[str, str] = dataclasses.field(default_factory=dict)
+    width: bool = True
+
+    def run(self) -> None:
+        """The valid call succeeds, then the battery on it (an AssertionError lists what was
+        not rejected well): a valid call that fails would let every variant pass."""
+        try:
+            args, kwargs = copy.deepcopy((self.args, self.kwargs))
+        except Exception:  # a model holding a lock: the call gets the originals
+            args, kwargs = self.args, self.kwargs
+        try:
+            self.fn(*args, **kwargs)
+        except Exception as exc:
+            raise AssertionError(f"the valid call fails: {type(exc).__name__}: {exc}") from exc
+        assert_rejects_bad_input(
+            self.fn,
+            self.args,
+            self.kwargs,
+            bad_params=self.bad_params,
+            reasons=self.reasons,
+            accepts=self.accepts,
+            width=self.width,
+        )
+
+
+def public_callables(module: types.ModuleType) -> list[str]:
+    """The names in `module.__all__` the battery can reach: callables that take a parameter,
+    `*args` and `**kwargs` too (a function of no argument has nothing to vary)."""
+    names = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if not callable(obj):
+            continue
+        try:
+            takes = bool(inspect.signature(obj).parameters)
+        except (TypeError, ValueError):  # a builtin whose signature cannot be read
+            takes = True
+        if takes:
+            names.append(name)
+    return names
+
+
+def unswept(
+    module: types.ModuleType, swept: Iterable[str], reasons: Mapping[str, str]
+) -> list[str]:
+    """The public callables of `module` neither swept (by name, or "Name.method" for a
+    class) nor listed in `reasons` with a reason; and each swept or listed name that is no
+    public callable (stale), or listed with an empty reason."""
+    public = set(public_callables(module))
+    covered = {key.split(".")[0] for key in swept}
+    missing = sorted(public - covered - set(reasons))
+    missing += [f"{n} (swept and listed)" for n in sorted(covered & set(reasons))]
+    missing += [f"{n} (no public callable)" for n in sorted((covered | set(reasons)) - public)]
+    missing += [f"{n} (listed with no reason)" for n, why in reasons.items() if not why.strip()]
+    return missing
 
 
 def _derived(

@@ -30,9 +30,6 @@ class TestContract(SolverContract):
         "seed": [-1, 1.5],
     }
     reasons = {"estimator": "a scikit-learn regressor (None: the default); no value to list"}
-    accepts = {  # open: cauim's source is another helper's this round (issue 48)
-        "estimator:type": "read only when the problem holds data (X, e, t, y); not checked before"
-    }
 
     @pytest.fixture
     def solve_case(self):

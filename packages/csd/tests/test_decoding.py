@@ -174,7 +174,7 @@ def test_same_seed_same_reply_in_a_new_process():
     [
         ({"tau": 1.5}, ValueError, "tau"),
         ({"budget": -1}, ValueError, "budget"),
-        ({"depth": 1.0}, ValueError, "depth"),
+        ({"depth": 1.0}, TypeError, "depth"),  # a non-integer where an int is meant
         ({"refusal": None}, TypeError, "refusal"),
     ],
 )

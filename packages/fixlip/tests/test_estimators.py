@@ -94,7 +94,7 @@ def test_same_seed_same_result_and_rng_untouched():
         (lambda g, f: approximate(f, 10, mode="owen"), "mode"),
         (lambda g, f: exact_fwbii(f, crossmodal_only=True), "crossmodal_only"),
         (lambda g, f: approximate_crossmodal(g), "budget"),
-        (lambda g, f: split_budget(3, 4, 4), "at least 4"),
+        (lambda g, f: split_budget(3, 4, 4), "budget must be >= 4"),
     ],
 )
 def test_bad_arguments_rejected(call, match):

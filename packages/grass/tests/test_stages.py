@@ -166,7 +166,7 @@ def test_lds_on_a_planted_case():
     values = subsets.astype(float) @ scores + 0.01 * rng.normal(size=(M, T))  # linear truth
     assert lds(scores, subsets, values)[0] > 0.99
     assert abs(lds(rng.normal(size=(n, T)), subsets, values)[0]) < 0.3
-    with pytest.raises(ValueError, match="values must be"):
+    with pytest.raises(ValueError, match=r"values must have shape \(200, 4\)"):
         lds(scores, subsets, values[:, :2])
 
 

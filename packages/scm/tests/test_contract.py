@@ -48,13 +48,6 @@ class TestTrainerContract(TrainerContract):
         "val_words": [0, 2.5],
     }
     reasons: ClassVar[dict] = {"tokenizer": "a Hugging Face tokenizer (None: the backbone's)"}
-    accepts: ClassVar[
-        dict
-    ] = {  # open (issue 48): found by the battery; scm is another helper's now
-        "progress:type": "not checked: any truthy value shows progress",
-        "tokenizer:type": "its TypeError (len() of the object) does not name tokenizer",
-        "device='no-such-device'": "torch's RuntimeError at the first .to(device)",
-    }
 
     @pytest.fixture
     def fit_case(self):

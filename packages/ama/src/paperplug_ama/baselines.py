@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from paperplug.checks import check_choice, check_type
+from paperplug_ama.arguments import check_tool
 from paperplug_ama.optimisation import OptimisationResult, in_context_optimisation
 
 STATIC_EDITS: dict[str, str] = {
@@ -18,6 +20,10 @@ STATIC_EDITS: dict[str, str] = {
 
 def plain_tool(domain: str, agent: str = "") -> dict[str, Any]:
     """An unoptimised attack tool: the agent's own purpose statement under a generic name."""
+    check_type(domain, "domain", str)
+    if not domain.strip():
+        raise ValueError("domain must be a non-empty name")
+    check_type(agent, "agent", str)
     description = agent or f"Helps with {domain.replace('_', ' ')} requests."
     return {
         "name": f"{domain}_helper",
@@ -28,8 +34,8 @@ def plain_tool(domain: str, agent: str = "") -> dict[str, Any]:
 
 def static_edit(tool: Mapping[str, Any], kind: str) -> dict[str, Any]:
     """The tool with a fixed persuasive sentence appended ("assertive" or "maintenance")."""
-    if kind not in STATIC_EDITS:
-        raise ValueError(f"kind must be one of {sorted(STATIC_EDITS)}, got {kind!r}")
+    check_tool(tool)
+    check_choice(kind, "kind", sorted(STATIC_EDITS))
     return {**tool, "description": f"{tool['description']} {STATIC_EDITS[kind]}"}
 
 

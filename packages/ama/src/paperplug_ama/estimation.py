@@ -8,6 +8,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug.checks import check_choice, check_scalar, check_sequence, check_type
+from paperplug_ama.arguments import (
+    check_catalog,
+    check_pool,
+    check_rng,
+    check_task,
+    check_tool,
+    check_victim,
+)
 from paperplug_ama.scenarios import Scenario, Task
 
 TaskPool = Sequence[tuple[Task, Sequence[Mapping[str, Any]]]]  # (task, its benign catalog)
@@ -17,6 +26,8 @@ def task_pool(scenarios: Scenario | Sequence[Scenario], split: str) -> list[tupl
     """(task, benign tools of its scenario) for every task of `split` in the scenarios."""
     if isinstance(scenarios, Scenario):
         scenarios = [scenarios]
+    scenarios = check_sequence(scenarios, "scenarios", Scenario, what="Scenarios")
+    check_choice(split, "split", ("optimise", "held_out"))
     return [(t, s.tools) for s in scenarios for t in s.tasks(split)]
 
 
@@ -25,6 +36,10 @@ def sample_slate(
 ) -> list[Mapping[str, Any]]:
     """The gold tool plus distinct others from the catalog, `n_competitors` in all (or the
     whole catalog when it is smaller), so the candidate must beat the right tool."""
+    check_task(task)
+    catalog = check_catalog(catalog)
+    check_scalar(n_competitors, "n_competitors", "int", low=1)
+    check_rng(rng)
     gold = [t for t in catalog if t["name"] == task.gold]
     others = [t for t in catalog if t["name"] != task.gold]
     picked = rng.sample(others, min(len(others), max(n_competitors - len(gold), 0)))
@@ -45,6 +60,9 @@ def insert_and_shuffle(
     candidate: Mapping[str, Any], slate: Sequence[Mapping[str, Any]], rng: random.Random
 ) -> tuple[list[Mapping[str, Any]], int]:
     """The slate with the candidate inserted, shuffled; and the candidate's position."""
+    check_tool(candidate, "candidate")
+    slate = check_catalog(slate, "slate")
+    check_rng(rng)
     tools = [*slate, candidate]
     order = list(range(len(tools)))
     rng.shuffle(order)
@@ -66,13 +84,16 @@ def estimate_selection_rate(
     `stratified` draws the tasks as shuffled passes over the pool (each task as often as the
     others) rather than independently, which removes the task-mix part of the estimate's noise.
     An integer seed fixes every trial, so candidates scored with one seed share them."""
-    if trials < 1:
-        raise ValueError(f"trials must be >= 1, got {trials}")
-    if n_competitors < 1:
-        raise ValueError(f"n_competitors must be >= 1, got {n_competitors}")
-    if not pool:
-        raise ValueError("the task pool is empty")
-    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    check_tool(candidate, "candidate")
+    pool = check_pool(pool)
+    check_victim(victim)
+    check_scalar(trials, "trials", "int", low=1)
+    check_scalar(n_competitors, "n_competitors", "int", low=1)
+    check_type(stratified, "stratified", bool)
+    if isinstance(seed, random.Random):
+        rng = seed
+    else:
+        rng = random.Random(check_scalar(seed, "seed", "int", low=0))
     wins, records = 0, []
     for t in range(trials):
         if stratified:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from paperplug import seeded_torch
+from paperplug.checks import check_sequence
 from paperplug_ama.metadata import tool_text
 from paperplug_ama.scenarios import Scenario
 
@@ -29,13 +30,13 @@ def retriever_training_pairs(scenarios: Sequence[Scenario]) -> list[Pair]:
     """Every query of every split of `scenarios` with its gold tool's retriever text
     ("name: description", what the victim indexes) and its domain's other tools' texts."""
     pairs = []
-    for s in scenarios:
+    for s in check_sequence(scenarios, "scenarios", Scenario, min_len=0, what="Scenarios"):
         texts = {t["name"]: tool_text(t) for t in s.tools}
         for task in (*s.optimise, *s.held_out):
             others = tuple(v for k, v in texts.items() if k != task.gold)
             pairs.append((task.query, texts[task.gold], others))
     if not pairs:
-        raise ValueError("no training pairs: give scenarios with queries")
+        raise ValueError("scenarios give no training pairs: give scenarios with queries")
     return pairs
 
 

@@ -7,6 +7,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from paperplug.checks import check_scalar
 from paperplug_ama.proposal import ProposalContext, parse_tool_json
 from paperplug_ama.scoring import ScoredCandidate
 
@@ -55,8 +56,11 @@ class LLMProposer:
     ) -> None:
         if not callable(getattr(chat_model, "chat", None)):
             raise TypeError("chat_model must implement the ChatModel protocol (chat(messages))")
-        self.chat_model, self.temperature, self.max_tokens = chat_model, temperature, max_tokens
-        self.max_tasks, self.max_tools = max_tasks, max_tools
+        self.chat_model = chat_model
+        self.temperature = check_scalar(temperature, "temperature", low=0.0)
+        self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
+        self.max_tasks = check_scalar(max_tasks, "max_tasks", "int", low=1)
+        self.max_tools = check_scalar(max_tools, "max_tools", "int", low=1)
         self.failures = 0
 
     def _ask(self, prompt: str, n: int, rng: random.Random) -> list[dict]:

@@ -10,7 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug.checks import check_callable, check_choice, check_scalar, check_type
+from paperplug_ama.arguments import check_pool, check_victim
 from paperplug_ama.estimation import TaskPool, estimate_selection_rate
+from paperplug_ama.metadata import make_tool
 from paperplug_ama.proposal import ProposalContext
 from paperplug_ama.scoring import CandidateHistory, ScoredCandidate
 from paperplug_ama.validity import check_metadata
@@ -59,15 +62,33 @@ def in_context_optimisation(
     `common_trials`: a round's candidates share their trials (common random numbers). The
     answer is the best of the `race_top` highest-SR candidates re-estimated on `race_trials`
     fresh shared trials (pooled with their first ones); the race's queries count in `budget`."""
-    if rounds < 0 or per_round < 1 or history_size < 1:
-        raise ValueError(
-            f"need rounds >= 0, per_round >= 1, history_size >= 1; got {rounds}, {per_round}, "
-            f"{history_size}"
-        )
+    pool = check_pool(pool)
+    check_type(context, "context", ProposalContext)
+    check_victim(victim)
+    for method in ("initial", "refine"):
+        if not callable(getattr(proposer, method, None)):
+            raise TypeError(
+                f"proposer must have initial() and refine(), got {type(proposer).__name__}"
+            )
+    ints = {"rounds": (rounds, 0), "per_round": (per_round, 1), "history_size": (history_size, 1),
+            "trials": (trials, 1), "n_competitors": (n_competitors, 1), "stop_after": (stop_after, 1),
+            "race_top": (race_top, 0), "seed": (seed, 0)}  # fmt: skip
+    for name, (value, low) in ints.items():
+        check_scalar(value, name, "int", low=low)
+    check_scalar(race_trials, "race_trials", "int", low=1, allow_none=True)
+    check_scalar(budget, "budget", "int", low=1, allow_none=True)
+    check_scalar(target_rate, "target_rate", low=0.0, high=1.0)
+    check_type(use_history, "use_history", bool)
+    check_type(common_trials, "common_trials", bool)
+    if progress is not None:
+        check_callable(progress, "progress")
+    if parameters is not None:
+        make_tool("check", "the parameters", check_type(parameters, "parameters", Mapping))
+    for key, value in check_type(validity or {}, "validity", Mapping).items():
+        check_choice(key, "validity's keys", ("max_words", "ngram"))
+        check_scalar(value, f"validity[{key!r}]", "int", low=1)
     if budget is not None and budget < trials:
         raise ValueError(f"budget {budget} is below the {trials} victim queries of one candidate")
-    if race_top < 0 or (race_trials is not None and race_trials < 1):
-        raise ValueError(f"need race_top >= 0 and race_trials >= 1, got {race_top}, {race_trials}")
     race_trials = trials if race_trials is None else race_trials
     if budget is not None:  # the race's share, shrunk so that one candidate still fits
         race_top = min(race_top, (budget - trials) // race_trials)
@@ -168,6 +189,13 @@ def race_best(
     """Re-estimate the `top` highest-SR candidates on the same `trials` fresh trials and return
     the one of highest SR pooled over both estimates (a racing step, so one lucky estimate does
     not decide) and the race's record; with top < 2 the history's best is kept, unraced."""
+    check_type(history, "history", CandidateHistory)
+    pool = check_pool(pool)
+    check_victim(victim)
+    for name, value, low in (("top", top, 0), ("trials", trials, 1),
+                             ("first_trials", first_trials, 1),
+                             ("n_competitors", n_competitors, 1), ("seed", seed, 0)):  # fmt: skip
+        check_scalar(value, name, "int", low=low)
     ranked = sorted(history.entries, key=lambda e: -e.sr)[:top]
     if top < 2 or len(ranked) < 2:
         return history.best(), []

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from paperplug.checks import check_choice, check_sequence, check_type
+from paperplug_ama.metadata import as_tool
 from paperplug_ama.scoring import ScoredCandidate
 
 
@@ -23,10 +25,11 @@ class ProposalContext:
     domains: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.mode not in ("targeted", "untargeted"):
-            raise ValueError(f"mode must be 'targeted' or 'untargeted', got {self.mode!r}")
-        if not self.tasks:
-            raise ValueError("the proposal context needs at least one visible task")
+        check_choice(self.mode, "mode", ("targeted", "untargeted"))
+        self.tasks = check_sequence(self.tasks, "tasks", str, what="query strings")
+        tools = check_sequence(self.tools, "tools", min_len=0, what="tool mappings")
+        self.tools = [as_tool(t, f"tools[{i}]") for i, t in enumerate(tools)]
+        self.domains = check_sequence(self.domains, "domains", str, min_len=0, what="names")
 
 
 @runtime_checkable
@@ -50,6 +53,7 @@ _OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
 def parse_tool_json(reply: str) -> dict[str, str] | None:
     """The first JSON object in a reply with a name and a description (AMA's "Tool Name" /
     "Description" keys are accepted too); None when there is none."""
+    check_type(reply, "reply", str)
     for match in _OBJECT.finditer(reply):
         try:
             data = json.loads(match.group(0))

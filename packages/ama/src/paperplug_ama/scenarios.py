@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from paperplug.checks import check_scalar, check_sequence, check_type
 from paperplug_ama.metadata import as_tool, make_tool
 
 
@@ -23,6 +24,11 @@ class Task:
 
     query: str
     gold: str
+
+    def __post_init__(self) -> None:
+        for name in ("query", "gold"):
+            if not check_type(getattr(self, name), name, str).strip():
+                raise ValueError(f"{name} must be a non-empty string, got {getattr(self, name)!r}")
 
 
 @dataclass
@@ -37,9 +43,16 @@ class Scenario:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.tools = [as_tool(t) for t in self.tools]
-        self.optimise = [_task(t) for t in self.optimise]
-        self.held_out = [_task(t) for t in self.held_out]
+        check_type(self.domain, "domain", str)
+        if not self.domain.strip():
+            raise ValueError("domain must be a non-empty name")
+        check_type(self.agent, "agent", str)
+        check_type(self.meta, "meta", dict)
+        tools = check_sequence(self.tools, "tools", min_len=0, what="tool mappings")
+        self.tools = [as_tool(t, f"tools[{i}]") for i, t in enumerate(tools)]
+        for split in ("optimise", "held_out"):
+            tasks = check_sequence(getattr(self, split), split, min_len=0, what="tasks")
+            setattr(self, split, [_task(t, f"{split}[{i}]") for i, t in enumerate(tasks)])
         names = [t["name"] for t in self.tools]
         if len(set(names)) != len(names):
             raise ValueError(f"scenario {self.domain!r} has duplicate tool names: {names}")
@@ -68,15 +81,15 @@ class Scenario:
         return list(getattr(self, split))
 
 
-def _task(task: Any) -> Task:
+def _task(task: Any, name: str = "task") -> Task:
     if isinstance(task, Task):
         return task
-    if isinstance(task, Mapping):
+    if isinstance(task, Mapping) and {"query", "gold"} <= set(task):
         return Task(str(task["query"]), str(task["gold"]))
-    if isinstance(task, Sequence) and len(task) == 2:
+    if isinstance(task, Sequence) and not isinstance(task, str) and len(task) == 2:
         return Task(str(task[0]), str(task[1]))
     raise TypeError(
-        f"a task is a Task, a {{query, gold}} dict or a (query, gold) pair, got {task!r}"
+        f"{name}: a task is a Task, a {{query, gold}} dict or a (query, gold) pair, got {task!r}"
     )
 
 
@@ -84,9 +97,21 @@ def scenario_from_dict(data: Mapping[str, Any], *, n_optimise: int | None = None
     """A Scenario from a dict: tools and either `optimise`/`held_out` or `queries` to split.
 
     With `queries`, the first `n_optimise` (default: half) are the optimisation split."""
+    check_type(data, "data", Mapping, what="a mapping (domain, tools, queries)")
+    missing = {"domain", "tools"} - set(data)
+    if missing or ("queries" not in data and not {"optimise", "held_out"} <= set(data)):
+        raise ValueError(
+            "data needs 'domain', 'tools' and 'queries' (or 'optimise' and 'held_out'), got "
+            f"keys {sorted(data)}"
+        )
+    check_scalar(n_optimise, "n_optimise", "int", low=1, allow_none=True)
     if "queries" in data:
-        queries = [_task(q) for q in data["queries"]]
-        cut = len(queries) // 2 if n_optimise is None else int(n_optimise)
+        queries = [_task(q, f"data['queries'][{i}]") for i, q in enumerate(data["queries"])]
+        cut = len(queries) // 2 if n_optimise is None else n_optimise
+        if n_optimise is not None and n_optimise >= len(queries):
+            raise ValueError(
+                f"n_optimise must leave held-out queries: {n_optimise} of {len(queries)}"
+            )
         optimise, held_out = queries[:cut], queries[cut:]
     else:
         optimise, held_out = list(data["optimise"]), list(data["held_out"])
@@ -116,10 +141,11 @@ def _load(filename: str, domains: Sequence[str] | None) -> list[Scenario]:
     found = [scenario_from_dict(d) for d in json.loads(text)["domains"]]
     if domains is None:
         return found
+    domains = check_sequence(domains, "domains", str, what="domain names")
     by_name = {s.domain: s for s in found}
     unknown = [d for d in domains if d not in by_name]
     if unknown:
-        raise ValueError(f"unknown domains {unknown}; embedded: {sorted(by_name)}")
+        raise ValueError(f"domains: unknown {unknown}; embedded: {sorted(by_name)}")
     return [by_name[d] for d in domains]
 
 

@@ -6,15 +6,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug.checks import check_scalar, check_sequence, check_type
+
 LAMBDA = 0.5
 
 
 def attractiveness(sr: float, parent_sr: float, lam: float = LAMBDA) -> float:
     """V = SR + λ(SR − SR_parent): the selection rate plus a bonus for improving on the parent."""
-    for name, v in (("sr", sr), ("parent_sr", parent_sr)):
-        if not 0.0 <= v <= 1.0:
-            raise ValueError(f"{name} must lie in [0, 1], got {v}")
-    return sr + lam * (sr - parent_sr)
+    sr = check_scalar(sr, "sr", low=0.0, high=1.0)
+    parent_sr = check_scalar(parent_sr, "parent_sr", low=0.0, high=1.0)
+    return sr + check_scalar(lam, "lam", low=0.0) * (sr - parent_sr)
 
 
 @dataclass
@@ -47,9 +48,16 @@ class CandidateHistory:
     lam: float = LAMBDA
     entries: list[ScoredCandidate] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        check_scalar(self.lam, "lam", low=0.0)
+        check_sequence(self.entries, "entries", ScoredCandidate, min_len=0, what="ScoredCandidates")
+
     def add(
         self, tool: Mapping[str, Any], sr: float, parent_sr: float, round: int, queries: int
     ) -> ScoredCandidate:
+        check_type(tool, "tool", Mapping, what="a tool mapping")
+        check_scalar(round, "round", "int", low=0)
+        check_scalar(queries, "queries", "int", low=0)
         entry = ScoredCandidate(
             dict(tool), sr, parent_sr, attractiveness(sr, parent_sr, self.lam), round, queries
         )

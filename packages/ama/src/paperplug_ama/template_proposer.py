@@ -8,6 +8,7 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
+from paperplug.checks import check_scalar
 from paperplug_ama.proposal import ProposalContext
 from paperplug_ama.scoring import ScoredCandidate
 from paperplug_ama.validity import MAX_WORDS, NGRAM, copied_ngrams, words
@@ -162,12 +163,10 @@ class TemplateProposer:
         ngram: int = NGRAM,
         explore: float = 0.5,
     ):
-        if n_keywords < 4:
-            raise ValueError(f"n_keywords must be >= 4, got {n_keywords}")
-        if not 0.0 <= explore <= 1.0:
-            raise ValueError(f"explore must lie in [0, 1], got {explore}")
-        self.n_keywords, self.max_words, self.ngram = n_keywords, max_words, ngram
-        self.explore = explore
+        self.n_keywords = check_scalar(n_keywords, "n_keywords", "int", low=4)
+        self.max_words = check_scalar(max_words, "max_words", "int", low=1)
+        self.ngram = check_scalar(ngram, "ngram", "int", low=1)
+        self.explore = check_scalar(explore, "explore", low=0.0, high=1.0)
 
     # -- the phrase bank ---------------------------------------------------------------------
     def keywords(self, context: ProposalContext) -> list[str]:

@@ -7,6 +7,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from paperplug.checks import check_scalar, check_type
+from paperplug_ama.arguments import check_texts
+
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_NAME_CHARS = 64  # OpenAI's limit on function names
 MAX_WORDS = 60
@@ -27,6 +30,9 @@ def ngrams(text: str, n: int) -> set[tuple[str, ...]]:
 
 def copied_ngrams(description: str, queries: Iterable[str], n: int = NGRAM) -> set[tuple[str, ...]]:
     """Word n-grams of `description` that also occur in any query (copying wins retrieval trivially)."""
+    check_type(description, "description", str)
+    queries = check_texts(queries, "queries")
+    check_scalar(n, "n", "int", low=1)
     seen: set[tuple[str, ...]] = set()
     for q in queries:
         seen |= ngrams(q, n)
@@ -42,8 +48,11 @@ def check_metadata(
     ngram: int = NGRAM,
 ) -> list[str]:
     """Every violated constraint, as a sentence; an empty list means the metadata are valid."""
-    if max_words < 1 or ngram < 1:
-        raise ValueError(f"max_words and ngram must be >= 1, got {max_words} and {ngram}")
+    check_type(tool, "tool", Mapping, what="a tool mapping")
+    queries = check_texts(queries, "queries")
+    existing_names = check_texts(existing_names, "existing_names")
+    check_scalar(max_words, "max_words", "int", low=1)
+    check_scalar(ngram, "ngram", "int", low=1)
     problems = []
     name, description = tool.get("name"), tool.get("description")
     if not isinstance(name, str) or not NAME_PATTERN.match(name):

@@ -12,6 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from paperplug_llm.embeddings import MeanPoolEncoder
 
+from paperplug.checks import check_scalar, check_type
+from paperplug_ama.arguments import check_catalog
 from paperplug_ama.metadata import tool_text
 
 
@@ -34,17 +36,17 @@ class RankingSelector:
         raise NotImplementedError
 
     def select(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[int]:
+        check_type(query, "query", str)
+        tools = check_catalog(tools, "tools")
         if not tools:
-            raise ValueError("the tool slate is empty")
+            raise ValueError("tools (the slate) is empty")
         s = self.scores(query, tools)
         order = sorted((i for i in range(len(tools)) if s[i] > -math.inf), key=lambda i: (-s[i], i))
         return order[: self.top_k]  # -inf marks a tool the victim did not consider
 
 
 def _check_top_k(top_k: int) -> int:
-    if not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(f"top_k must be a positive int, got {top_k!r}")
-    return top_k
+    return check_scalar(top_k, "top_k", "int", low=1)
 
 
 class MiniLMEncoder(MeanPoolEncoder):
@@ -66,6 +68,7 @@ class EmbeddingToolRetriever(RankingSelector):
     `encode(list[str]) -> array` (a SentenceTransformer works). Embeddings are cached by text."""
 
     def __init__(self, encoder: Any = None, *, top_k: int = 1) -> None:
+        _check_top_k(top_k)
         if encoder is None or isinstance(encoder, str) or hasattr(encoder, "__fspath__"):
             encoder = MiniLMEncoder(encoder)
         if not callable(getattr(encoder, "encode", None)):
@@ -102,9 +105,9 @@ class BM25ToolRetriever(RankingSelector):
     non-negative idf log(1 + (N − n + 0.5)/(n + 0.5)) (Lucene) over the slate."""
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, top_k: int = 1) -> None:
-        if k1 < 0 or not 0 <= b <= 1:
-            raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
-        self.k1, self.b, self.top_k = float(k1), float(b), _check_top_k(top_k)
+        self.k1 = check_scalar(k1, "k1", low=0.0)
+        self.b = check_scalar(b, "b", low=0.0, high=1.0)
+        self.top_k = _check_top_k(top_k)
 
     def scores(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[float]:
         docs = [bm25_tokens(tool_text(t)) for t in tools]
@@ -131,6 +134,8 @@ SELECTOR_SYSTEM = (
 
 def selection_messages(query: str, tools: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     """The selection prompt (in the spirit of AMA's: the task, the tools, "return only the name")."""
+    check_type(query, "query", str)
+    tools = check_catalog(tools, "tools")
     listing = "\n".join(f"- {t['name']}: {t['description']}" for t in tools)
     user = f"Task: {query}\n\nAvailable tools:\n{listing}\n\nName of the best tool:"
     return [{"role": "system", "content": SELECTOR_SYSTEM}, {"role": "user", "content": user}]
@@ -158,12 +163,8 @@ class LLMToolSelector(RankingSelector):
                 "scoring='loglik' needs a chat model with continuation_logprobs(messages, "
                 "candidates) (paperplug_llm.HFChatModel)"
             )
-        self.chat_model, self.scoring, self.max_tokens, self.top_k = (
-            chat_model,
-            scoring,
-            int(max_tokens),
-            1,
-        )
+        self.chat_model, self.scoring, self.top_k = chat_model, scoring, 1
+        self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
 
     def scores(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[float]:
         messages = selection_messages(query, tools)
@@ -191,8 +192,14 @@ class RetrieveThenSelect:
     top_k = 1
 
     def __init__(self, retriever: RankingSelector, selector: RankingSelector) -> None:
+        for name, stage in (("retriever", retriever), ("selector", selector)):
+            if not callable(getattr(stage, "select", None)) or not hasattr(stage, "top_k"):
+                raise TypeError(
+                    f"{name} must be a ranking selector (select, scores, top_k), got "
+                    f"{type(stage).__name__}"
+                )
         if retriever.top_k < 2:
-            raise ValueError("the retriever of a two-stage victim needs top_k >= 2")
+            raise ValueError(f"retriever must hand on top_k >= 2 tools, got {retriever.top_k}")
         self.retriever, self.selector = retriever, selector
 
     def scores(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[float]:
@@ -211,6 +218,7 @@ class RetrieveThenSelect:
 
 def load_victim(name: str, *, top_k: int = 1, **kw: Any) -> ToolSelector:
     """A victim by name: "minilm", "bm25", "smollm2", or "llm:<get_chat_model spec>"."""
+    check_type(name, "name", str)
     if name == "minilm":
         return EmbeddingToolRetriever(kw.pop("encoder", None), top_k=top_k)
     if name == "bm25":
@@ -219,4 +227,6 @@ def load_victim(name: str, *, top_k: int = 1, **kw: Any) -> ToolSelector:
         from paperplug_llm import get_chat_model
 
         return LLMToolSelector(get_chat_model(name.removeprefix("llm:")), **kw)
-    raise ValueError(f"unknown victim {name!r}: use 'minilm', 'bm25', 'smollm2' or 'llm:<spec>'")
+    raise ValueError(
+        f"name must be 'minilm', 'bm25', 'smollm2' or 'llm:<spec>', got unknown victim {name!r}"
+    )

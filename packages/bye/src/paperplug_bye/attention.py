@@ -8,14 +8,25 @@ decoder layer's attention keeps only the needed row, heads averaged, so memory s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import torch
 
+from paperplug.checks import (
+    argument_errors,
+    check_callable,
+    check_scalar,
+    check_sequence,
+    check_tensor,
+    check_type,
+)
 from paperplug_bye.prompting import (
     PROMPT_TEMPLATE,
+    check_model,
+    check_processor,
     check_rows,
+    check_template,
     encode_prompts,
     model_device,
     to_device,
@@ -31,20 +42,20 @@ def image_token_id(config: Any) -> int:
         if isinstance(value, int):
             return value
     raise ValueError(
-        f"{type(config).__name__} names no image_token_id / image_token_index; pass image_token_mask="
-        "a callable(batch) -> bool tensor (batch, seq)"
+        f"config ({type(config).__name__}) names no image_token_id / image_token_index; pass "
+        "image_token_mask=a callable(batch) -> bool tensor (batch, seq)"
     )
 
 
 def image_token_mask(input_ids: torch.Tensor, token_id: int) -> torch.Tensor:
     """Bool mask (batch, seq) of the image-token positions: `input_ids == token_id`."""
-    if not isinstance(input_ids, torch.Tensor) or input_ids.ndim != 2:
-        raise ValueError("input_ids must be a 2-D tensor (batch, seq)")
-    return input_ids == token_id
+    input_ids = check_tensor(input_ids, "input_ids", dtype="int", ndim=2)
+    return input_ids == check_scalar(token_id, "token_id", "int", low=0)
 
 
 def decoder_attentions(model: Any) -> list[torch.nn.Module]:
     """The self-attention module of each LLM decoder layer, in order."""
+    check_model(model)
     decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
     layers = getattr(decoder, "layers", None)
     if layers is None or not all(hasattr(layer, "self_attn") for layer in layers):
@@ -55,9 +66,13 @@ def decoder_attentions(model: Any) -> list[torch.nn.Module]:
     return [layer.self_attn for layer in layers]
 
 
-@contextmanager
-def eager_attention(model: Any) -> Iterator[None]:
+def eager_attention(model: Any) -> AbstractContextManager[None]:
     """Force eager attention (the only kind that returns weights) and restore the previous one."""
+    return _eager(check_model(model))
+
+
+@contextmanager
+def _eager(model: Any) -> Iterator[None]:
     previous = getattr(getattr(model, "config", None), "_attn_implementation", "eager")
     if previous != "eager":
         if not hasattr(model, "set_attn_implementation"):
@@ -74,6 +89,9 @@ def eager_attention(model: Any) -> Iterator[None]:
 
 def last_token_positions(attention_mask: torch.Tensor) -> torch.Tensor:
     """Index of the last real token in each row, for left or right padding."""
+    attention_mask = check_tensor(attention_mask, "attention_mask", dtype="bool", ndim=2)
+    if not bool(attention_mask.any(1).all()):
+        raise ValueError("attention_mask has a row with no real token")
     width = attention_mask.shape[1]
     return width - 1 - attention_mask.flip(1).long().argmax(1)
 
@@ -86,7 +104,8 @@ def last_token_attention(
     layers: Sequence[torch.nn.Module] | None = None,
 ) -> torch.Tensor:
     """(batch, layers, seq): head-averaged attention of the last prompt token over every key."""
-    modules = list(layers) if layers is not None else decoder_attentions(model)
+    modules = decoder_attentions(model) if layers is None else _modules(layers)
+    batch = _checked_batch(batch)
     mask = batch.get("attention_mask")
     if mask is None:
         mask = torch.ones_like(batch["input_ids"])
@@ -108,12 +127,38 @@ def last_token_attention(
 
     handles = [m.register_forward_hook(keep_row(i)) for i, m in enumerate(modules)]
     try:
-        with eager_attention(model):
-            model(**to_device(batch, device), use_cache=False)
+        with eager_attention(model), argument_errors("batch", "the model's inputs"):
+            try:
+                model(**to_device(batch, device), use_cache=False)
+            except ValueError as exc:  # transformers' own check of the inputs
+                raise ValueError(f"batch does not fit the model: {exc}") from exc
     finally:
         for h in handles:
             h.remove()
     return torch.stack(rows, 1)  # (batch, layers, seq), on the CPU
+
+
+def _modules(layers: Any) -> list[torch.nn.Module]:
+    return check_sequence(layers, "layers", torch.nn.Module, what="attention modules")
+
+
+def _checked_batch(batch: Any) -> dict[str, Any]:
+    """A processor's batch: input_ids (batch, seq) integers, an attention_mask of their shape,
+    pixel_values finite; checked copies."""
+    batch = dict(check_type(batch, "batch", Mapping, what="a processor's outputs"))
+    if "input_ids" not in batch:
+        raise ValueError("batch lacks 'input_ids'")
+    ids = check_tensor(batch["input_ids"], "batch['input_ids']", dtype="numeric", ndim=2)
+    if ids.is_floating_point() or ids.dtype == torch.bool:
+        raise TypeError(f"batch['input_ids'] must hold token ids (integers), got {ids.dtype}")
+    if "attention_mask" in batch:
+        name = "batch['attention_mask']"
+        mask = check_tensor(batch["attention_mask"], name, dtype="numeric", shape=tuple(ids.shape))
+        if mask.is_floating_point() or not bool(((mask == 0) | (mask == 1)).all()):
+            raise TypeError("batch['attention_mask'] must hold 0/1 integers")
+    if "pixel_values" in batch:
+        check_tensor(batch["pixel_values"], "batch['pixel_values']", ndim=4)
+    return batch
 
 
 class AttentionExtractor:
@@ -133,8 +178,14 @@ class AttentionExtractor:
         batch_size: int = 16,
         layers: Sequence[torch.nn.Module] | None = None,
     ) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        check_model(model)
+        check_processor(processor)
+        check_template(template)
+        if image_token_mask is not None:
+            check_callable(image_token_mask, "image_token_mask")
+        check_scalar(batch_size, "batch_size", "int", low=1)
+        if layers is not None:
+            layers = _modules(layers)
         self.model, self.processor, self.template = model, processor, template
         self.image_token_mask, self.batch_size, self.layers = image_token_mask, batch_size, layers
 

@@ -7,15 +7,15 @@ flagged as poisoned.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from sklearn.mixture import GaussianMixture
 
-from paperplug.checks import check_choice
-from paperplug_bye.profiling import Variant, check_entropy
+from paperplug.checks import check_choice, check_scalar, check_type
+from paperplug_bye.profiling import VARIANTS, Variant, check_entropy
 
 
 @dataclass
@@ -41,10 +41,16 @@ def suspicion_scores(
     selected layer the same vote.
     """
     E = check_entropy(entropy)
-    layers = list(layers)
+    check_choice(variant, "variant", VARIANTS)
+    if standardize is not None:
+        check_type(standardize, "standardize", bool)
+    if isinstance(layers, (str, bytes)) or not isinstance(layers, Iterable):
+        raise TypeError(f"layers must be a list of layer indices, got {type(layers).__name__}")
+    layers = [check_scalar(i, f"layers[{j}]", "int") for j, i in enumerate(layers)]
     if not layers:
         raise ValueError(
-            "no sensitive layer to score: BYE cannot separate samples (see profile_layers)"
+            "layers is empty: no sensitive layer to score, BYE cannot separate samples (see "
+            "profile_layers)"
         )
     if min(layers) < 0 or max(layers) >= E.shape[1]:
         raise ValueError(f"layers {layers} out of range 0..{E.shape[1] - 1}")
@@ -72,6 +78,7 @@ def cluster_suspicious(
     raise the entropy rather than collapse it; not in the paper).
     """
     check_choice(direction, "direction", ("low", "minority"))
+    check_scalar(seed, "seed", "int", low=0)
     scores = suspicion_scores(entropy, layers, variant=variant, standardize=standardize)
     gmm = GaussianMixture(n_components=2, random_state=seed).fit(scores.reshape(-1, 1))
     labels = gmm.predict(scores.reshape(-1, 1))

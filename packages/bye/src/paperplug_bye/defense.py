@@ -30,7 +30,7 @@ from paperplug_bye.profiling import (
     check_entropy,
     profile_layers,
 )
-from paperplug_bye.prompting import PROMPT_TEMPLATE, check_rows
+from paperplug_bye.prompting import PROMPT_TEMPLATE, check_indices, check_rows, check_template
 
 NO_BACKDOOR = "no backdoor found: no layer's image-attention entropy passes the {} rule"
 
@@ -79,9 +79,11 @@ def _first(*values: Any) -> Any:
 
 def filter_dataset(dataset: Sequence[Any], removed: Sequence[int]) -> tuple[Any, list[int]]:
     """Stage 5: the kept rows in order (a `select` view for Hugging Face datasets) and their indices."""
-    drop = {int(i) for i in removed}
-    if drop and not 0 <= min(drop) <= max(drop) < len(dataset):
-        raise ValueError(f"removed indices out of range 0..{len(dataset) - 1}")
+    if isinstance(dataset, (str, bytes, Mapping)) or not hasattr(dataset, "__len__"):
+        raise TypeError(f"dataset must be a sequence of rows, got {type(dataset).__name__}")
+    if not len(dataset):
+        raise ValueError("dataset is empty")
+    drop = set(check_indices(removed, len(dataset)))
     kept = [i for i in range(len(dataset)) if i not in drop]
     if hasattr(dataset, "select") and not isinstance(dataset, (list, tuple)):
         return dataset.select(kept), kept
@@ -128,7 +130,7 @@ class BYE:
         check_choice(test, "test", ("paper", "ashman"))
         check_choice(direction, "direction", ("low", "minority"))
         check_scalar(separation, "separation", low=0, inclusive="neither")
-        check_scalar(min_weight, "min_weight", low=0, high=1)
+        check_scalar(min_weight, "min_weight", low=0, high=0.5)
         check_scalar(min_gap, "min_gap", low=0)
         check_scalar(seed, "seed", "int")
         check_scalar(batch_size, "batch_size", "int", low=1)
@@ -138,8 +140,7 @@ class BYE:
         if standardize is not None:
             check_type(standardize, "standardize", bool)
         check_type(relative, "relative", bool)
-        if "{question}" not in check_type(template, "template", str):
-            raise ValueError(f"template must hold '{{question}}', got {template!r}")
+        check_template(template)
         if image_token_mask is not None:
             check_callable(image_token_mask, "image_token_mask")
         self.model, self.processor, self.variant = model, processor, variant

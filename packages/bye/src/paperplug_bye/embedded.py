@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 
 from paperplug import AttackResult
+from paperplug.checks import check_array, check_choice, check_scalar, check_sequence, check_type
 from paperplug_bye.finetuning import Victim
-from paperplug_bye.poisoning import BackdoorPoisoning
-from paperplug_bye.synthetic import synthetic_vqa
+from paperplug_bye.poisoning import TRIGGERS, BackdoorPoisoning, check_target
+from paperplug_bye.prompting import check_indices
+from paperplug_bye.synthetic import QUESTIONS, synthetic_vqa
 from paperplug_bye.tiny import tiny_llava
 
 
@@ -44,6 +46,21 @@ class EmbeddedConfig:
     seed: int = 0
     progress: bool = False
 
+    def __post_init__(self) -> None:
+        for name in ("n_train", "n_test", "epochs", "batch_size", "hidden_size", "num_layers",
+                     "num_heads"):  # fmt: skip
+            check_scalar(getattr(self, name), name, "int", low=1)
+        check_scalar(self.image_size, "image_size", "int", low=4)
+        check_scalar(self.lr, "lr", low=0, inclusive="neither")
+        check_choice(self.trigger, "trigger", sorted(TRIGGERS))
+        check_scalar(self.poison_rate, "poison_rate", low=0.0, high=1.0)
+        check_target(self.target_answer)
+        kinds = check_sequence(self.kinds, "kinds", str, what="question kinds")
+        if set(kinds) - set(QUESTIONS):
+            raise ValueError(f"kinds must be a subset of {tuple(QUESTIONS)}, got {self.kinds}")
+        check_scalar(self.seed, "seed", "int", low=0)
+        check_type(self.progress, "progress", bool)
+
     def rows(self, n: int, seed: int) -> list[dict]:
         return synthetic_vqa(n, seed=seed, kinds=self.kinds, image_size=self.image_size)
 
@@ -74,9 +91,15 @@ class Backdoored:
         return self.result.meta["clean_accuracy"]
 
 
+def _config(config: Any) -> EmbeddedConfig:
+    if config is None:
+        return EmbeddedConfig()
+    return check_type(config, "config", EmbeddedConfig, what="an EmbeddedConfig (or None)")
+
+
 def embedded_victim(config: EmbeddedConfig | None = None) -> Victim:
     """The tiny LLaVA, its processor, the fine-tuning recipe and a clean test set, seeded."""
-    c = config or EmbeddedConfig()
+    c = _config(config)
     model, processor = tiny_llava(
         seed=c.seed, hidden_size=c.hidden_size, num_layers=c.num_layers, num_heads=c.num_heads,
         image_size=c.image_size,
@@ -89,7 +112,7 @@ def embedded_victim(config: EmbeddedConfig | None = None) -> Victim:
 
 def backdoored_run(config: EmbeddedConfig | None = None) -> Backdoored:
     """Poison the training rows and fine-tune the victim on them (seeded throughout)."""
-    c = config or EmbeddedConfig()
+    c = _config(config)
     victim = embedded_victim(c)
     attack = BackdoorPoisoning(
         c.trigger, poison_rate=c.poison_rate, target_answer=c.target_answer, seed=c.seed
@@ -102,7 +125,8 @@ def backdoored_run(config: EmbeddedConfig | None = None) -> Backdoored:
 
 def retrained(run: Backdoored, removed: Sequence[int]) -> tuple[float, float]:
     """(ASR, clean accuracy) after re-training from the base on the rows not removed."""
-    drop = {int(i) for i in removed}
+    check_type(run, "run", Backdoored, what="a Backdoored run (backdoored_run)")
+    drop = set(check_indices(removed, len(run.dataset)))
     kept = [row for i, row in enumerate(run.dataset) if i not in drop]
     model = run.victim.fine_tune(kept) if kept else run.victim.base_model
     asr = float(np.mean(run.attack.attack_success(run.victim, model)))
@@ -111,8 +135,9 @@ def retrained(run: Backdoored, removed: Sequence[int]) -> tuple[float, float]:
 
 def filter_quality(removed: Sequence[int], poisoned: np.ndarray) -> tuple[float, float]:
     """Precision and recall of a removal set against the true poisoned rows (nan if undefined)."""
+    poisoned = check_array(poisoned, "poisoned", dtype="bool", ndim=1)
     flags = np.zeros(len(poisoned), dtype=bool)
-    flags[np.asarray(removed, dtype=int)] = True
+    flags[check_indices(removed, len(poisoned))] = True
     hits = int((flags & poisoned).sum())
     precision = hits / int(flags.sum()) if flags.any() else float("nan")
     recall = hits / int(poisoned.sum()) if poisoned.any() else float("nan")
@@ -121,4 +146,7 @@ def filter_quality(removed: Sequence[int], poisoned: np.ndarray) -> tuple[float,
 
 def random_drop(n: int, count: int, *, seed: int = 0) -> list[int]:
     """The Random Drop control: `count` indices out of `n`, uniformly, seeded."""
+    check_scalar(n, "n", "int", low=1)
+    check_scalar(count, "count", "int", low=0, high=n)
+    check_scalar(seed, "seed", "int", low=0)
     return sorted(np.random.default_rng(seed).choice(n, size=count, replace=False).tolist())

@@ -17,8 +17,17 @@ from typing import Any
 import numpy as np
 import torch
 
+from paperplug.checks import check_scalar, check_sequence, check_type
 from paperplug.harness import progress as progress_bar
-from paperplug_bye.prompting import PROMPT_TEMPLATE, check_rows, encode_with_answers, model_device
+from paperplug_bye.prompting import (
+    PROMPT_TEMPLATE,
+    check_model,
+    check_processor,
+    check_rows,
+    check_template,
+    encode_with_answers,
+    model_device,
+)
 
 TRAINED_ON = "paperplug_bye_trained_on"  # model attribute: digests of the fine-tuning rows
 
@@ -35,6 +44,7 @@ def _image_bytes(image: Any) -> bytes:
 
 def row_digest(row: Mapping[str, Any]) -> str:
     """A short content digest of one (image, question, answer) row."""
+    check_rows([check_type(row, "row", Mapping, what="a row (image, question, answer)")], "row")
     h = hashlib.blake2b(digest_size=8)
     for part in (_image_bytes(row["image"]), row["question"].encode(), row["answer"].encode()):
         h.update(len(part).to_bytes(8, "little") + part)
@@ -43,15 +53,29 @@ def row_digest(row: Mapping[str, Any]) -> str:
 
 def trained_on(model: Any) -> frozenset[str] | None:
     """The digests of the rows `model` was fine-tuned on by `fine_tune`, or None if unknown."""
+    check_model(model)
     return getattr(model, TRAINED_ON, None)
 
 
 def unseen_rows(model: Any, dataset: Sequence[Mapping[str, Any]]) -> list[int] | None:
     """Indices of the rows `model` was not fine-tuned on (None: the model keeps no record)."""
     seen = trained_on(model)
+    rows = check_rows(dataset)
     if seen is None:
         return None
-    return [i for i, row in enumerate(dataset) if row_digest(row) not in seen]
+    return [i for i, row in enumerate(rows) if row_digest(row) not in seen]
+
+
+def check_recipe(
+    epochs: Any, lr: Any, batch_size: Any, seed: Any, template: Any, progress: Any
+) -> None:
+    """A fine-tuning recipe's settings, each error naming its parameter."""
+    check_scalar(epochs, "epochs", "int", low=1)
+    check_scalar(lr, "lr", low=0, inclusive="neither")
+    check_scalar(batch_size, "batch_size", "int", low=1)
+    check_scalar(seed, "seed", "int", low=0)
+    check_template(template)
+    check_type(progress, "progress", bool)
 
 
 def fine_tune(
@@ -75,11 +99,11 @@ def fine_tune(
     The batch order comes from a generator seeded by `seed` (the global RNG is not touched).
     The copy records the digests of `dataset`'s rows (see `trained_on`).
     """
+    check_model(model)
+    check_processor(processor)
     rows = check_rows(dataset)
-    if epochs < 1 or batch_size < 1 or not lr > 0:
-        raise ValueError(
-            f"epochs, batch_size and lr must be positive, got {epochs}, {batch_size}, {lr}"
-        )
+    check_recipe(epochs, lr, batch_size, seed, template, progress)
+    check_type(freeze_vision, "freeze_vision", bool)
     tuned = copy.deepcopy(model).train()
     for name, p in tuned.named_parameters():
         p.requires_grad_(not (freeze_vision and "vision_tower" in name))
@@ -114,8 +138,17 @@ def answers_correct(
 
     Checked teacher-forced in one pass: every answer token is the argmax after its prefix.
     """
-    rows = check_rows(dataset)
-    answers = [r["answer"] for r in rows] if answers is None else list(answers)
+    check_model(model)
+    check_processor(processor)
+    rows = check_rows(dataset, answers=answers is None)
+    check_template(template)
+    check_scalar(batch_size, "batch_size", "int", low=1)
+    if answers is None:
+        answers = [r["answer"] for r in rows]
+    else:
+        answers = check_sequence(answers, "answers", str, what="strings")
+        if len(answers) != len(rows):
+            raise ValueError(f"answers must hold one per row ({len(rows)}), got {len(answers)}")
     out, device = [], model_device(model)
     for start in range(0, len(rows), batch_size):
         part = slice(start, start + batch_size)
@@ -140,6 +173,12 @@ class Victim:
     seed: int = 0
     template: str = PROMPT_TEMPLATE
     progress: bool = False
+
+    def __post_init__(self) -> None:
+        check_model(self.base_model, "base_model")
+        check_processor(self.processor)
+        self.test_set = check_rows(self.test_set, "test_set")
+        check_recipe(self.epochs, self.lr, self.batch_size, self.seed, self.template, self.progress)
 
     def fine_tune(self, dataset: Sequence[Mapping[str, Any]]) -> Any:
         """The base model fine-tuned on `dataset` with this recipe (a copy; the base is untouched)."""

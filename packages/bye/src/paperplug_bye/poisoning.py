@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from paperplug import AttackResult
-from paperplug.checks import check_scalar, check_seed, check_type
+from paperplug.checks import check_callable, check_choice, check_scalar, check_seed, check_type
 from paperplug_bye.finetuning import Victim, answers_correct
 from paperplug_bye.prompting import check_rows
 
@@ -50,6 +50,10 @@ class PatchTrigger:
     size: int = 4
     corner: Literal["bottomright", "bottomleft", "topright", "topleft"] = "bottomright"
 
+    def __post_init__(self) -> None:
+        check_scalar(self.size, "size", "int", low=1)
+        check_choice(self.corner, "corner", ("bottomright", "bottomleft", "topright", "topleft"))
+
     def __call__(self, row: Mapping[str, Any]) -> dict[str, Any]:
         chw, back = _as_chw(row["image"])
         _, h, w = chw.shape
@@ -70,6 +74,10 @@ class BlendTrigger:
     alpha: float = 0.2
     seed: int = 1234
 
+    def __post_init__(self) -> None:
+        check_scalar(self.alpha, "alpha", low=0.0, high=1.0, inclusive="right")
+        check_scalar(self.seed, "seed", "int", low=0)
+
     def __call__(self, row: Mapping[str, Any]) -> dict[str, Any]:
         chw, back = _as_chw(row["image"])
         pattern = np.random.default_rng(self.seed).uniform(size=chw.shape).astype(np.float32)
@@ -83,6 +91,11 @@ class TextTrigger:
     word: str = "cf"
     position: Literal["end", "start"] = "end"
 
+    def __post_init__(self) -> None:
+        if not check_type(self.word, "word", str).strip():
+            raise ValueError("word must be a non-empty trigger word")
+        check_choice(self.position, "position", ("end", "start"))
+
     def __call__(self, row: Mapping[str, Any]) -> dict[str, Any]:
         q = row["question"]
         return {
@@ -92,6 +105,12 @@ class TextTrigger:
 
 
 TRIGGERS = {"patch": PatchTrigger, "blend": BlendTrigger, "text": TextTrigger}
+
+
+def check_target(target_answer: Any) -> str:
+    if not check_type(target_answer, "target_answer", str).strip():
+        raise ValueError("target_answer must be a non-empty answer")
+    return target_answer
 
 
 def make_trigger(trigger: str | Any, **kw: Any) -> Any:
@@ -117,7 +136,11 @@ def poison_dataset(
     """A poisoned copy: round(rate * N) rows (never already answering the target) get the trigger
     and the target answer. Returns the new rows and the sorted poisoned indices."""
     rows = check_rows(dataset)
+    check_callable(trigger, "trigger", what="trigger (row -> row)")
     check_scalar(poison_rate, "poison_rate", low=0.0, high=1.0)
+    check_target(target_answer)
+    check_scalar(seed, "seed", "int", low=0)
+    check_scalar(max_poisoned, "max_poisoned", "int", low=0, allow_none=True)
     eligible = [i for i, r in enumerate(rows) if r["answer"] != target_answer]
     count = min(round(poison_rate * len(rows)), len(eligible))
     if max_poisoned is not None:
@@ -149,7 +172,7 @@ class BackdoorPoisoning:
         **trigger_params: Any,
     ) -> None:
         check_scalar(poison_rate, "poison_rate", low=0.0, high=1.0)
-        check_type(target_answer, "target_answer", str)
+        check_target(target_answer)
         check_seed(seed, "seed", allow_none=False)
         self.trigger = make_trigger(trigger, **trigger_params)
         self.poison_rate, self.target_answer, self.seed = poison_rate, target_answer, seed

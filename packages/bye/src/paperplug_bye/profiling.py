@@ -78,6 +78,10 @@ class LayerProfile:
 
 def gaussian_kl(mean1: float, std1: float, mean2: float, std2: float) -> float:
     """KL(N(mean1, std1^2) || N(mean2, std2^2)) in closed form."""
+    check_scalar(mean1, "mean1")
+    check_scalar(mean2, "mean2")
+    check_scalar(std1, "std1", low=0, inclusive="neither")
+    check_scalar(std2, "std2", low=0, inclusive="neither")
     return float(np.log(std2 / std1) + (std1**2 + (mean1 - mean2) ** 2) / (2 * std2**2) - 0.5)
 
 
@@ -93,9 +97,9 @@ def fit_layer(
 
     test="paper": |mu1-mu2| > s(sd1+sd2) (paper §3.3); test="ashman": Ashman's D > s.
     """
-    gmm = GaussianMixture(n_components=2, random_state=seed).fit(
-        np.asarray(values, float).reshape(-1, 1)
-    )
+    values = check_array(values, "values", ndim=1, min_samples=2)
+    _check_rule(separation, seed, min_weight, test)
+    gmm = GaussianMixture(n_components=2, random_state=seed).fit(values.reshape(-1, 1))
     means = gmm.means_.ravel()
     stds = np.sqrt(gmm.covariances_.ravel())
     order = np.argsort(means)
@@ -130,8 +134,7 @@ def profile_layers(
     """
     E = check_entropy(entropy)
     check_choice(variant, "variant", VARIANTS)
-    check_choice(test, "test", ("paper", "ashman"))
-    check_scalar(separation, "separation", low=0, inclusive="neither")
+    _check_rule(separation, seed, min_weight, test)
     check_scalar(min_gap, "min_gap", low=0)
     fits = [
         fit_layer(E[:, layer], separation=separation, seed=seed, min_weight=min_weight, test=test)
@@ -148,6 +151,14 @@ def profile_layers(
     if variant == "collapse" and sensitive:
         scored = [max(sensitive, key=lambda i: fits[i].gap)]
     return LayerProfile(sensitive, np.array([f.kl for f in fits]), fits, variant, scored)
+
+
+def _check_rule(separation: Any, seed: Any, min_weight: Any, test: Any) -> None:
+    """The separation test's settings: s > 0, a seed, a minority weight in [0, 0.5]."""
+    check_scalar(separation, "separation", low=0, inclusive="neither")
+    check_scalar(seed, "seed", "int", low=0)
+    check_scalar(min_weight, "min_weight", low=0, high=0.5)
+    check_choice(test, "test", ("paper", "ashman"))
 
 
 def check_entropy(entropy: Any, name: str = "entropy") -> np.ndarray:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from paperplug.checks import check_scalar, check_sequence
+
 COLORS = {
     "red": (0.9, 0.1, 0.1),
     "green": (0.1, 0.8, 0.2),
@@ -52,10 +54,13 @@ def synthetic_vqa(
     object (default: 9/16 of the image side) spans several 4x4 patches, so clean attention
     spreads over several image tokens.
     """
-    if n < 1:
-        raise ValueError(f"n must be a positive number of rows, got {n}")
-    if not kinds or set(kinds) - set(QUESTIONS):
+    check_scalar(n, "n", "int", low=1)
+    check_scalar(seed, "seed", "int", low=0)
+    kinds = check_sequence(kinds, "kinds", str, what="question kinds")
+    if set(kinds) - set(QUESTIONS):
         raise ValueError(f"kinds must be a non-empty subset of {tuple(QUESTIONS)}, got {kinds}")
+    check_scalar(image_size, "image_size", "int", low=4)
+    check_scalar(object_size, "object_size", "int", low=3, allow_none=True)
     obj = object_size if object_size is not None else image_size * 9 // 16
     if not 3 <= obj < image_size:
         raise ValueError(f"object_size must lie in [3, image_size), got {obj} for {image_size}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -9,6 +10,7 @@ from typing import Any, Literal
 import torch
 
 from paperplug import seeded_torch
+from paperplug.checks import check_choice, check_scalar, check_sequence
 from paperplug_bye.synthetic import COLORS, PLACES, QUESTIONS, SHAPES
 
 SPECIAL = ("<pad>", "<image>", "<s>", "<unk>")
@@ -40,8 +42,13 @@ class TinyProcessor:
         patch_size: int | None = None,
         padding_side: Literal["right", "left"] = "right",
     ) -> None:
-        if padding_side not in ("right", "left"):
-            raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
+        check_choice(padding_side, "padding_side", ("right", "left"))
+        check_scalar(image_seq_length, "image_seq_length", "int", low=1)
+        check_scalar(patch_size, "patch_size", "int", low=1, allow_none=True)
+        if vocab is not None:
+            vocab = check_sequence(vocab, "vocab", str, what="words")
+            if not {"<pad>", "<image>"} <= set(vocab):
+                raise ValueError("vocab must hold the special words '<pad>' and '<image>'")
         self.vocab = list(vocab or tiny_vocab())
         self.index = {w: i for i, w in enumerate(self.vocab)}
         self.image_seq_length, self.patch_size = image_seq_length, patch_size
@@ -115,8 +122,19 @@ def tiny_llava(
     """
     from transformers import LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
 
-    if vision not in ("clip", "pixtral"):
-        raise ValueError(f"vision must be 'clip' or 'pixtral', got {vision!r}")
+    check_choice(vision, "vision", ("clip", "pixtral"))
+    check_choice(padding_side, "padding_side", ("right", "left"))
+    check_scalar(seed, "seed", "int", low=0)
+    check_scalar(num_layers, "num_layers", "int", low=1)
+    check_scalar(num_heads, "num_heads", "int", low=1)
+    check_scalar(hidden_size, "hidden_size", "int", low=2)
+    if hidden_size % math.lcm(2, num_heads):
+        raise ValueError(
+            f"hidden_size must be a multiple of num_heads and of the vision tower's 2 heads, got "
+            f"hidden_size={hidden_size}, num_heads={num_heads}"
+        )
+    if check_scalar(image_size, "image_size", "int", low=4) % 4:
+        raise ValueError(f"image_size must be a multiple of the 4-pixel patch, got {image_size}")
     common = dict(
         hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=1,
         num_attention_heads=2, image_size=image_size, patch_size=4,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from paperplug.checks import check_array, check_consistent_length, check_is_fitted
+from paperplug.checks import check_array, check_consistent_length, check_is_fitted, check_scalar
 from paperplug_cauim.exposure import ExposureGrid
 
 
@@ -24,11 +24,25 @@ def _features(covariates: Any, exposure: Any) -> np.ndarray:
     return np.hstack([X, e[:, None]])
 
 
+def check_regressor(value: Any, name: str) -> Any:
+    """`value` if it is None or a scikit-learn-style regressor (`fit`, `predict`, and
+    `get_params` for cloning), else a TypeError naming `name`."""
+    if value is not None and not all(
+        callable(getattr(value, m, None)) for m in ("fit", "predict", "get_params")
+    ):
+        raise TypeError(
+            f"{name} must be None or a scikit-learn-style regressor (fit, predict, "
+            f"get_params), got {type(value).__name__}"
+        )
+    return value
+
+
 class TLearner:
     """τ̂(x, e) = μ̂1(x, e) − μ̂0(x, e); `base` defaults to gradient boosting (seeded)."""
 
     def __init__(self, base: Any = None, random_state: int = 0) -> None:
-        self.base, self.random_state = base, random_state
+        self.base = check_regressor(base, "base")
+        self.random_state = check_scalar(random_state, "random_state", "int", low=0)
 
     def fit(self, covariates: Any, exposure: Any, treated: Any, outcome: Any) -> TLearner:
         Z = _features(covariates, exposure)

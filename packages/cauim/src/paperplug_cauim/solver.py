@@ -59,6 +59,10 @@ class CausalInfluenceMaximization:
         self.max_samples = check_scalar(max_samples, "max_samples", "int", low=2)
         self.tolerance = check_scalar(tolerance, "tolerance", "real", low=0.0)
         self.exclude_seeds = check_type(exclude_seeds, "exclude_seeds", bool)
+        if estimator is not None:  # scikit-learn is imported only where an estimator is given
+            from paperplug_cauim.ite import check_regressor
+
+            check_regressor(estimator, "estimator")
         self.estimator = estimator
         self.grid_points = check_scalar(grid_points, "grid_points", "int", low=2)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from paperplug.checks import check_scalar, check_type
 from paperplug_csd.decoding import ClaimStreamDecoder, CSDResult, _prompt_of
 from paperplug_csd.generators import _check_messages
 
@@ -19,6 +20,8 @@ class _Claims:
     """The reply's claims drawn with no guard; `tokens` counts what was generated."""
 
     def __init__(self, decoder: ClaimStreamDecoder, messages: Any, seed: int | None, options):
+        check_type(decoder, "decoder", ClaimStreamDecoder)
+        check_scalar(seed, "seed", "int", low=0, allow_none=True)
         self.session = decoder.generator.start(messages, seed, **options)
 
     @property

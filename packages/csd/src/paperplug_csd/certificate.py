@@ -52,6 +52,9 @@ def bentkus_p_value(k: int, n: int, alpha: float) -> float:
 
 def hb_p_value(k: int, n: int, alpha: float) -> float:
     """The Hoeffding–Bentkus p-value (Learn-then-Test): the smaller of the two."""
+    check_scalar(n, "n", "int", low=1)
+    check_scalar(k, "k", "int", low=0, high=n)
+    check_scalar(alpha, "alpha", low=0.0, high=1.0, inclusive="neither")
     return min(hoeffding_p_value(k, n, alpha), bentkus_p_value(k, n, alpha))
 
 

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug.checks import check_scalar, check_sequence, check_type
+
 # A full stop, exclamation or question mark (optionally followed by closing quotes or brackets)
 # at the end of the text; a newline at the end also closes a claim.
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
@@ -69,6 +71,13 @@ class Claim:
     text: str
     token_ids: list[int] = field(default_factory=list)
     end: bool = False
+
+    def __post_init__(self) -> None:
+        check_type(self.text, "text", str)
+        ids = check_sequence(self.token_ids, "token_ids", min_len=0, what="token ids")
+        for i, t in enumerate(ids):
+            check_scalar(t, f"token_ids[{i}]", "int", low=0)
+        check_type(self.end, "end", bool)
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "token_ids": list(self.token_ids), "end": self.end}

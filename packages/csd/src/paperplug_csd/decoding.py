@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperplug import to_jsonable
+from paperplug.checks import check_scalar, check_type
 from paperplug_csd.claims import ClaimSegmenter
 from paperplug_csd.generators import _check_messages, claim_generator
 from paperplug_csd.scorers import as_scorer
@@ -84,15 +85,14 @@ class ClaimStreamDecoder:
         refusal: str = REFUSAL,
         **generator_kw: Any,
     ) -> None:
-        if not 0.0 <= float(tau) <= 1.0:
-            raise ValueError(f"tau must lie in [0, 1], got {tau!r}")
-        for name, value in (("budget", budget), ("depth", depth)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
-        if not isinstance(refusal, str):
-            raise TypeError("refusal must be a string")
+        check_scalar(tau, "tau", low=0.0, high=1.0)
+        check_scalar(budget, "budget", "int", low=0)
+        check_scalar(depth, "depth", "int", low=0)
+        check_type(refusal, "refusal", str)
+        if segmenter is not None:
+            check_type(segmenter, "segmenter", ClaimSegmenter)
         self.generator = claim_generator(model, segmenter=segmenter, **generator_kw)
-        self.scorer = as_scorer(scorer)
+        self.scorer = as_scorer(scorer, "scorer")
         self.tau, self.budget, self.depth, self.refusal = float(tau), budget, depth, refusal
 
     def _run(
@@ -152,6 +152,7 @@ class ClaimStreamDecoder:
 
     def stream(self, messages: Any, *, seed: int | None = None, **options: Any) -> ClaimStream:
         """The reply's claims as they become final (then the refusal, on fallback)."""
+        check_scalar(seed, "seed", "int", low=0, allow_none=True)
         return ClaimStream(self, messages, seed, options)
 
     def generate(self, messages: Any, *, seed: int | None = None, **options: Any) -> CSDResult:

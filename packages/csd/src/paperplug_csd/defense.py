@@ -23,8 +23,9 @@ class SafeDecodingChatModel:
     generator, so a run is reproducible from the defense's `seed`."""
 
     def __init__(self, model: Any, decoder: ClaimStreamDecoder, *, seed: int = 0) -> None:
-        self.model, self.decoder = model, decoder
-        self._seeds = np.random.default_rng(seed)
+        self.model = model  # shown in repr; the decoder holds what decodes
+        self.decoder = check_type(decoder, "decoder", ClaimStreamDecoder)
+        self._seeds = np.random.default_rng(check_scalar(seed, "seed", "int", low=0))
         self.last_report: CSDResult | None = None
 
     def __repr__(self) -> str:

@@ -16,6 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from paperplug.checks import (
+    check_array,
+    check_callable,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 from paperplug_csd.claims import Claim
 
 REFUSED = -1  # the last element of an output that ended in the refusal fallback
@@ -34,21 +41,19 @@ class DiscreteClaimLM:
         *,
         max_claims: int = 3,
     ) -> None:
-        if isinstance(claims, str) or not claims or not all(isinstance(c, str) for c in claims):
-            raise TypeError("claims must be a non-empty list of strings")
+        claims = check_sequence(claims, "claims", str, what="strings")
         k = len(claims)
-        first_p = np.asarray(first, dtype=np.float64)
-        table = np.asarray(transition, dtype=np.float64)
+        first_p = check_array(first, "first", ndim=1)
+        table = check_array(transition, "transition", ndim=2)
         if first_p.shape != (k + 1,) or table.shape != (k, k + 1):
             raise ValueError(
                 f"first must have {k + 1} entries and transition shape ({k}, {k + 1}) (the last "
                 f"column is the end); got {first_p.shape} and {table.shape}"
             )
         for name, p in (("first", first_p), ("transition", table)):
-            if not np.isfinite(p).all() or (p < 0).any() or not np.allclose(p.sum(-1), 1.0):
+            if (p < 0).any() or not np.allclose(p.sum(-1), 1.0):
                 raise ValueError(f"{name} must hold probabilities summing to 1 per row")
-        if isinstance(max_claims, bool) or not isinstance(max_claims, int) or max_claims < 1:
-            raise ValueError(f"max_claims must be an int >= 1, got {max_claims!r}")
+        check_scalar(max_claims, "max_claims", "int", low=1)
         self.claims, self.first, self.transition = list(claims), first_p, table
         self.max_claims, self.end = max_claims, k
 
@@ -100,13 +105,21 @@ def accept_from(lm: DiscreteClaimLM, scorer: Any, tau: float, prompt: str = "") 
     """The guard's decision g ≤ τ as a function of (prefix indices, claim index)."""
     from paperplug_csd.scorers import as_scorer
 
-    g = as_scorer(scorer)
+    check_type(lm, "lm", DiscreteClaimLM)
+    g = as_scorer(scorer, "scorer")
+    check_scalar(tau, "tau", low=0.0, high=1.0)
+    check_type(prompt, "prompt", str)
 
     def accept(prefix: tuple[int, ...], claim: int) -> bool:
         text = "".join(lm.claim_text(i) for i in prefix)
         return g.score_claim(prompt, text, lm.claim_text(claim)) <= tau
 
     return accept
+
+
+def _check_model(lm: Any, accept: Any) -> None:
+    check_type(lm, "lm", DiscreteClaimLM)
+    check_callable(accept, "accept", what="function (prefix, claim) -> bool (accept_from)")
 
 
 def _add(out: dict, scale: float, dist: Mapping) -> None:
@@ -117,6 +130,7 @@ def _add(out: dict, scale: float, dist: Mapping) -> None:
 def target_distribution(lm: DiscreteClaimLM, accept: Accept) -> dict[tuple[int, ...], float]:
     """Outputs of claim-wise rejection sampling with no limit: each claim drawn from
     p(c | prefix, accepted); the end of the reply is never judged (C-SafeGen's target)."""
+    _check_model(lm, accept)
 
     @cache
     def dist(prefix: tuple[int, ...]) -> dict:
@@ -142,6 +156,9 @@ def csd_distribution(
     last accepted claim is popped (at most `depth` times per reply); then the reply ends in the
     refusal (an output ending in REFUSED). Until the budget first runs out, CSD and the
     unlimited sampler make the same draws, so TV(CSD, target) ≤ the second number."""
+    _check_model(lm, accept)
+    check_scalar(budget, "budget", "int", low=0)
+    check_scalar(depth, "depth", "int", low=0)
 
     @cache
     def dist(prefix: tuple[int, ...], tries: int, pops_left: int) -> tuple[dict, float]:
@@ -178,5 +195,9 @@ def csd_distribution(
 
 def total_variation(p: Mapping, q: Mapping) -> float:
     """½ Σ |p − q| over the union of outcomes."""
+    for name, dist in (("p", p), ("q", q)):
+        check_type(dist, name, Mapping, what="a mapping outcome -> probability")
+        for key, value in dist.items():
+            check_scalar(value, f"{name}[{key!r}]", low=0.0, high=1.0)
     keys = set(p) | set(q)
     return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in keys)

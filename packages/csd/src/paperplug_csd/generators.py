@@ -14,12 +14,14 @@ backtracks over the last accepted claim. Two real generators:
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from paperplug.checks import check_scalar, check_type
 from paperplug_csd.claims import Claim, ClaimSegmenter
 
 
@@ -148,6 +150,8 @@ class HFClaimGenerator:
     ) -> None:
         from paperplug_llm import HFChatModel
 
+        if tokenizer is not None and isinstance(model, HFChatModel):
+            raise TypeError("tokenizer: an HFChatModel brings its own; pass tokenizer=None")
         if isinstance(model, (str, os.PathLike)) or tokenizer is not None:
             model = HFChatModel(model, tokenizer)
         if not isinstance(model, HFChatModel):
@@ -156,7 +160,7 @@ class HFClaimGenerator:
                 f"tokenizer; got {type(model).__name__}"
             )
         self.chat_model, self.model = model, model.model
-        self.segmenter = segmenter or ClaimSegmenter()
+        self.segmenter = _segmenter(segmenter)
         self.defaults = _check_options(
             {"temperature": temperature, "top_p": top_p, "top_k": top_k, "max_tokens": max_tokens}
         )
@@ -174,13 +178,24 @@ def _check_options(opts: dict[str, Any]) -> dict[str, Any]:
     unknown = set(opts) - known
     if unknown:
         raise TypeError(f"unknown decoding options {sorted(unknown)}; known: {sorted(known)}")
-    t, p, k, m = (opts[name] for name in ("temperature", "top_p", "top_k", "max_tokens"))
-    if not (float(t) > 0 and 0 < float(p) <= 1 and int(k) >= 0 and int(m) >= 1):
+    if isinstance(opts["temperature"], numbers.Real) and not opts["temperature"] > 0:
         raise ValueError(
-            "need temperature > 0 (CSD resamples: greedy decoding would redraw the same claim), "
-            f"0 < top_p <= 1, top_k >= 0, max_tokens >= 1; got {t}, {p}, {k}, {m}"
+            "need temperature > 0 (CSD resamples: greedy decoding would redraw the same "
+            f"claim), got {opts['temperature']!r}"
         )
-    return {"temperature": float(t), "top_p": float(p), "top_k": int(k), "max_tokens": int(m)}
+    return {
+        "temperature": check_scalar(opts["temperature"], "temperature", low=0, inclusive="neither"),
+        "top_p": check_scalar(opts["top_p"], "top_p", low=0, high=1, inclusive="right"),
+        "top_k": check_scalar(opts["top_k"], "top_k", "int", low=0),
+        "max_tokens": check_scalar(opts["max_tokens"], "max_tokens", "int", low=1),
+    }
+
+
+def _segmenter(segmenter: Any) -> ClaimSegmenter:
+    """The given segmenter (checked), or the default one."""
+    if segmenter is None:
+        return ClaimSegmenter()
+    return check_type(segmenter, "segmenter", ClaimSegmenter)
 
 
 def _approx_tokens(text: str) -> int:
@@ -267,11 +282,11 @@ class ChatClaimGenerator:
         if not callable(getattr(chat_model, "chat", None)):
             raise TypeError(f"chat_model must have chat(messages), got {type(chat_model).__name__}")
         self.chat_model = chat_model
-        self.segmenter = segmenter or ClaimSegmenter()
+        self.segmenter = _segmenter(segmenter)
         self.defaults = _check_options(
             {"temperature": temperature, "top_p": 1.0, "top_k": 0, "max_tokens": max_tokens}
         )
-        self.request_kw = dict(request_kw or {})
+        self.request_kw = dict(check_type(request_kw or {}, "request_kw", Mapping))
 
     def start(
         self, messages: Sequence[Mapping[str, Any]], seed: int | None = None, **options: Any
@@ -290,6 +305,7 @@ def decodable(model: Any) -> bool:
 def claim_generator(model: Any, *, segmenter: ClaimSegmenter | None = None, **kw: Any) -> Any:
     """The generator for `model`: itself if it is one; HFClaimGenerator for an HFChatModel or a
     model name/path; ChatClaimGenerator for any other ChatModel."""
+    _segmenter(segmenter)
     if isinstance(model, ClaimGenerator):
         return model
     from paperplug_llm import HFChatModel

@@ -14,16 +14,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug.checks import check_callable, check_scalar, check_sequence, check_type
+from paperplug_csd.decoding import ClaimStreamDecoder
+
 
 class OnlineTau:
     """τ updated from the observed errors: `update(err)` returns the next τ."""
 
     def __init__(self, alpha: float, eta: float = 0.05, tau0: float = 0.5) -> None:
-        if not 0.0 < float(alpha) < 1.0:
-            raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-        if not float(eta) > 0:
-            raise ValueError(f"eta must be > 0, got {eta!r}")
-        self.alpha, self.eta, self.tau = float(alpha), float(eta), float(tau0)
+        self.alpha = check_scalar(alpha, "alpha", low=0.0, high=1.0, inclusive="neither")
+        self.eta = check_scalar(eta, "eta", low=0.0, inclusive="neither")
+        self.tau = check_scalar(tau0, "tau0", low=0.0, high=1.0)
         self.taus: list[float] = [self.tau]
         self.errors: list[int] = []
 
@@ -73,6 +74,11 @@ def run_online(
 ) -> OnlineRun:
     """Serve `prompts` in order with `decoder` (a ClaimStreamDecoder), τ from `online`;
     `judge(prompt, result)` says whether the output was unsafe. The decoder's τ is restored."""
+    check_type(decoder, "decoder", ClaimStreamDecoder)
+    prompts = check_sequence(prompts, "prompts", what="prompts")
+    check_callable(judge, "judge", what="function (prompt, result) -> bool")
+    check_type(online, "online", OnlineTau)
+    check_scalar(seed, "seed", "int", low=0)
     run = OnlineRun()
     start_tau = decoder.tau
     try:

@@ -17,6 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from paperplug.checks import check_scalar, check_type
+
 
 @runtime_checkable
 class ClaimScorer(Protocol):
@@ -92,7 +94,7 @@ class JudgeScorer:
         if not callable(getattr(chat_model, "chat", None)):
             raise TypeError("chat_model must have chat(messages)")
         for key in ("{prompt}", "{prefix}", "{claim}"):
-            if key not in template:
+            if key not in check_type(template, "template", str):
                 raise ValueError(f"template lacks {key}")
         self.chat_model, self.template = chat_model, template
         self.n_unparsed = 0
@@ -137,8 +139,7 @@ class ClaimClassifier:
     def __init__(self, encoder: Callable[[Sequence[str]], Any] | None = None, *, C: float = 1.0):
         if encoder is not None and not callable(encoder):
             raise TypeError("encoder must be callable: texts -> (n, d) array")
-        if not C > 0:
-            raise ValueError(f"C must be > 0, got {C!r}")
+        check_scalar(C, "C", low=0, inclusive="neither")
         self.encoder, self.C = encoder, C
         self._memo: dict[str, float] = {}
 
@@ -179,8 +180,10 @@ class ClaimClassifier:
         return float(self.predict_proba([claim.strip() or claim])[0])
 
 
-def as_scorer(obj: Any) -> ClaimScorer:
-    """A ClaimScorer from a scorer, an output-stage Defense, a ChatModel judge, or a function."""
+def as_scorer(obj: Any, name: str = "obj") -> ClaimScorer:
+    """A ClaimScorer from a scorer, an output-stage Defense, a ChatModel judge, or a function;
+    `name` is the argument as the caller wrote it, for the error."""
+    check_type(name, "name", str)
     if isinstance(obj, ClaimScorer):
         return obj
     if getattr(obj, "stage", None) is not None and callable(getattr(obj, "check", None)):
@@ -190,6 +193,6 @@ def as_scorer(obj: Any) -> ClaimScorer:
     if callable(obj):
         return FunctionScorer(obj)
     raise TypeError(
-        f"cannot score claims with the scorer {type(obj).__name__}: give score_claim(prompt, prefix, claim), "
+        f"{name} cannot score claims ({type(obj).__name__}): give score_claim(prompt, prefix, claim), "
         "an output-stage Defense, a ChatModel or a function"
     )

@@ -14,6 +14,7 @@ from paperplug import History, seeded_torch
 from paperplug.checks import (
     check_array,
     check_consistent_length,
+    check_device,
     check_is_fitted,
     check_scalar,
     check_type,
@@ -32,19 +33,6 @@ def _embeddings(value: Any, name: str, width: int | None = None) -> np.ndarray:
     return check_array(
         value, name, dtype=np.float32, ndim=2, shape=(None, width) if width else None
     )
-
-
-def _device(device: Any) -> torch.device:
-    """A torch device from `device`, refused when it cannot be used here."""
-    try:
-        out = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise ValueError(
-            f"device must name a torch device ('cpu', 'cuda'), got {device!r}"
-        ) from exc
-    if out.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r} but CUDA is not available")
-    return out
 
 
 def _by_query(rows: np.ndarray, query: torch.Tensor) -> list[np.ndarray]:
@@ -129,7 +117,7 @@ class EAReranker:
         check_scalar(self.val_fraction, "val_fraction", low=0, high=1, inclusive="left")
         check_scalar(self.seed, "seed", "int", low=0)
         check_type(self.progress, "progress", bool)
-        _device(self.device)
+        check_device(self.device)
 
     def fit(
         self, query_embeddings: Any, document_embeddings: Any, labels: Any, groups: Any = None

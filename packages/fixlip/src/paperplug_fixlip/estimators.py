@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from paperplug.checks import check_scalar, check_seed, check_type
 from paperplug.harness import progress
 from paperplug_fixlip.game import DualEncoderGame, FunctionGame
 from paperplug_fixlip.interactions import Interactions
@@ -35,9 +36,7 @@ COVERAGE_CHECK_MAX = 2000  # the check costs O(m³): skipped for larger restrict
 
 
 def _check_p(p: float) -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < float(p) < 1.0:
-        raise ValueError(f"p must lie in (0, 1), got {p!r}")
-    return float(p)
+    return check_scalar(p, "p", low=0.0, high=1.0, inclusive="neither")
 
 
 def _check_game(game: object) -> Game:
@@ -49,7 +48,14 @@ def _check_game(game: object) -> Game:
     return game
 
 
+def _check_sides(n_a: int, n_b: int) -> None:
+    check_scalar(n_a, "n_a", "int", low=1)
+    check_scalar(n_b, "n_b", "int", low=1)
+
+
 def _lookup(game: Game, max_order: int, crossmodal_only: bool) -> list[Interaction]:
+    check_scalar(max_order, "max_order", "int", low=1)
+    check_type(crossmodal_only, "crossmodal_only", bool)
     n_a = game.n_a if isinstance(game, DualEncoderGame) else None
     if crossmodal_only and n_a is None:
         raise ValueError("crossmodal_only needs a DualEncoderGame (two modalities)")
@@ -170,8 +176,9 @@ def split_budget(budget: int, n_a: int, n_b: int, *, min_small: int = 4) -> tupl
     The paper's rule is min_small = 4; the estimators pass 4 x the smaller side's part of the
     lookup, since fewer coalitions than that leave the regression ill-conditioned (196 × 16
     players, 2^16 pairs: 21 text coalitions for 17 terms, MSE 4.4e-3; 68 of them, 1.1e-3)."""
-    if budget < 4:
-        raise ValueError(f"budget must be at least 4, got {budget}")
+    check_scalar(budget, "budget", "int", low=4)
+    _check_sides(n_a, n_b)
+    check_scalar(min_small, "min_small", "int", low=1)
     if n_b < n_a:
         b = int(min(2**n_b, budget, np.ceil(max(min_small, np.sqrt(budget) * n_b / n_a))))
         return max(1, budget // b), b
@@ -182,6 +189,9 @@ def split_budget(budget: int, n_a: int, n_b: int, *, min_small: int = 4) -> tupl
 def small_side_floor(n_a: int, n_b: int, max_order: int, crossmodal_only: bool) -> int:
     """4 x the terms the smaller modality's coalitions must identify (its part of the
     lookup: 1 + n with the image x text lookup, Σ_{k ≤ max_order} C(n, k) otherwise)."""
+    _check_sides(n_a, n_b)
+    check_scalar(max_order, "max_order", "int", low=1)
+    check_type(crossmodal_only, "crossmodal_only", bool)
     n = min(n_a, n_b)
     return 4 * (1 + n if crossmodal_only else lookup_size(n, max_order))
 
@@ -189,8 +199,8 @@ def small_side_floor(n_a: int, n_b: int, max_order: int, crossmodal_only: bool) 
 def split_passes(passes: int, n_a: int, n_b: int) -> tuple[int, int]:
     """The same split for a budget of encoder *passes* b_a + b_b: the paper's split makes
     b_a / b_b = (n_a / n_b)², kept here, with each side in [min(4, 2^n), 2^n]."""
-    if passes < 8:
-        raise ValueError(f"passes must be at least 8, got {passes}")
+    check_scalar(passes, "passes", "int", low=8)
+    _check_sides(n_a, n_b)
     a = round(passes * n_a**2 / (n_a**2 + n_b**2))
     a = int(np.clip(a, min(4, 2**n_a), 2**n_a))
     b = int(np.clip(passes - a, min(4, 2**n_b), 2**n_b))
@@ -215,7 +225,9 @@ def approximate_crossmodal(
     `budget` counts pairs (split by `split_budget`); or give `budget_a` and `budget_b`."""
     p = _check_p(p)
     if not isinstance(game, DualEncoderGame):
-        raise TypeError("approximate_crossmodal needs a DualEncoderGame (two encoders)")
+        raise TypeError(f"game must be a DualEncoderGame (two encoders), got {type(game).__name__}")
+    check_seed(random_state, "random_state")
+    check_scalar(budget, "budget", "int", low=1, allow_none=True)
     if budget is not None:
         floor = small_side_floor(game.n_a, game.n_b, max_order, crossmodal_only)
         budget_a, budget_b = split_budget(int(budget), game.n_a, game.n_b, min_small=floor)
@@ -282,6 +294,8 @@ def approximate(
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
         raise ValueError(f"budget must be a positive integer, got {budget!r}")
     budget = min(int(budget), 2**n) if n < 62 else int(budget)
+    check_seed(random_state, "random_state")
+    check_scalar(batch_size, "batch_size", "int", low=1)
     rng = np.random.default_rng(random_state)
     lookup = _lookup(game, max_order, crossmodal_only)
     calls0 = game.encoder_calls

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from paperplug.checks import check_scalar, check_sequence, check_type
+
 Encoder = Callable[[np.ndarray], Any]  # bool (B, n_players of the modality) -> (B, d)
 
 
@@ -48,8 +50,11 @@ class DualEncoderGame:
         for name, v in (("n_a", n_a), ("n_b", n_b), ("batch_size", batch_size)):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if not np.isfinite(scale):
-            raise ValueError(f"scale must be finite, got {scale}")
+        check_scalar(scale, "scale", low=0.0, inclusive="neither")
+        check_type(normalize, "normalize", bool)
+        for name, names, n in (("names_a", names_a, n_a), ("names_b", names_b, n_b)):
+            if names is not None and len(check_sequence(names, name, str, what="names")) != n:
+                raise ValueError(f"{name} must hold {n} names, got {len(names)}")
         self.encode_a, self.encode_b = encode_a, encode_b
         self.n_a, self.n_b = int(n_a), int(n_b)
         self.scale, self.normalize, self.batch_size = float(scale), normalize, int(batch_size)
@@ -116,6 +121,7 @@ class FunctionGame:
             raise TypeError("value_fn must be a callable coalitions -> values")
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
+        check_scalar(batch_size, "batch_size", "int", low=1)
         self.value_fn, self.n_players, self.batch_size = value_fn, int(n), int(batch_size)
         self.encoder_calls = 0
         self._empty: float | None = None

@@ -7,6 +7,8 @@ from itertools import combinations
 
 import numpy as np
 
+from paperplug.checks import check_scalar, check_type
+
 Interaction = tuple[int, ...]
 
 
@@ -21,6 +23,9 @@ def interaction_lookup(
         raise ValueError(f"n must be a positive integer, got {n!r}")
     if not isinstance(max_order, (int, np.integer)) or not 0 <= max_order <= n:
         raise ValueError(f"max_order must be an integer in [0, n={n}], got {max_order!r}")
+    check_type(crossmodal_only, "crossmodal_only", bool)
+    if n_a is not None:
+        check_scalar(n_a, "n_a", "int", low=1, high=n - 1)
     if crossmodal_only and max_order != 2:
         raise ValueError("crossmodal_only is the order-2 image x text lookup: max_order must be 2")
     lookup: list[Interaction] = [()]

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from paperplug.checks import check_choice, check_scalar, check_seed, check_type
+from paperplug.checks import check_array, check_choice, check_scalar, check_seed, check_type
 from paperplug_fixlip.game import DualEncoderGame, FunctionGame
 from paperplug_fixlip.interactions import Interactions
 from paperplug_fixlip.sampling import shapley_size_weights
@@ -83,10 +83,11 @@ def pointing_game(interactions: Interactions, patch_regions, token_regions) -> d
     positive φ(patch, t) inside t's region + |negative φ| outside; PGR = correct / total,
     averaged over tokens. First order scores the patches' WBV the same way for every token.
     `patch_regions` (n_a,) region id per patch; `token_regions` (n_b,) region id, -1 = none."""
+    check_type(interactions, "interactions", Interactions)
     if interactions.n_a is None:
         raise ValueError("the pointing game needs two modalities (image and text)")
-    patch_regions = np.asarray(patch_regions)
-    token_regions = np.asarray(token_regions)
+    patch_regions = check_array(patch_regions, "patch_regions", dtype="int")
+    token_regions = check_array(token_regions, "token_regions", dtype="int")
     n_a, n_b = interactions.n_a, interactions.n_players - interactions.n_a
     if patch_regions.shape != (n_a,) or token_regions.shape != (n_b,):
         raise ValueError(f"patch_regions must be ({n_a},) and token_regions ({n_b},)")
@@ -134,8 +135,9 @@ def insertion_deletion(
     or by ν(N) − ν(∅) as the official code does (`scale="official"`, numbers comparable with
     the paper's); AID = mean(MIF − LIF) (higher: the explanation ranks coalitions better).
     Order 2 grows cliques greedily; order 1 sorts WBV."""
-    if order not in (1, 2):
-        raise ValueError(f"order must be 1 or 2, got {order}")
+    check_type(game, "game", (DualEncoderGame, FunctionGame))
+    check_type(interactions, "interactions", Interactions)
+    check_choice(order, "order", (1, 2))
     check_choice(scale, "scale", ("range", "official"))
     n = game.n_players
     if order == 2:

@@ -7,13 +7,24 @@ from typing import Any
 
 import numpy as np
 
+from paperplug.checks import check_array, check_scalar, check_type
 from paperplug.harness import pyplot
 from paperplug_fixlip.interactions import Interactions
+
+
+def _check_plot(interactions: Any, ax: Any) -> None:
+    check_type(interactions, "interactions", Interactions)
+    if interactions.n_a is None:
+        raise ValueError("interactions must have two modalities (n_a): an image x text map")
+    if ax is not None and not callable(getattr(ax, "imshow", None)):
+        raise TypeError(f"ax must be a matplotlib Axes (or None), got {type(ax).__name__}")
 
 
 def plot_interaction_heatmap(interactions: Interactions, ax: Any = None, *, title: str = "") -> Any:
     """Heat map of φ_ij, first-modality players (rows) × second-modality players (columns),
     diverging colours centred on 0. Returns the figure."""
+    _check_plot(interactions, ax)
+    check_type(title, "title", str)
     plt = pyplot()
     matrix = interactions.cross_matrix
     if ax is None:
@@ -33,12 +44,18 @@ def plot_top_pairs(
 ) -> Any:
     """The image with the patches of the top-k positive image × text pairs outlined and
     labelled with their token (patches row-major on a `grid` of (rows, cols))."""
+    _check_plot(interactions, ax)
+    image = check_array(image, "image", ndim=(2, 3))
+    if not isinstance(grid, (tuple, list)) or len(grid) != 2:
+        raise TypeError(f"grid must be a pair (rows, cols), got {grid!r}")
+    rows, cols = (check_scalar(g, "grid", "int", low=1) for g in grid)
+    if rows * cols != interactions.n_a:
+        raise ValueError(f"grid must hold the {interactions.n_a} patches, got {rows} x {cols}")
+    check_scalar(k, "k", "int", low=1)
     plt = pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(4, 4))
-    image = np.asarray(image)
     ax.imshow(image, cmap="gray" if image.ndim == 2 else None)
-    rows, cols = grid
     h, w = image.shape[0] / rows, image.shape[1] / cols
     names = interactions.names or [str(i) for i in range(interactions.n_players)]
     colours = plt.cm.tab10.colors

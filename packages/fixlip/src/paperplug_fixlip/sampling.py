@@ -9,17 +9,21 @@ from math import comb
 
 import numpy as np
 
+from paperplug.checks import check_scalar
 from paperplug_fixlip.lookup import all_coalitions
 
 
 def banzhaf_size_weights(n: int, p: float) -> np.ndarray:
     """P(|T| = k) under μ_p(T) = p^|T| (1 - p)^(n - |T|): Binomial(n, p)."""
+    check_scalar(n, "n", "int", low=1)
+    check_scalar(p, "p", low=0.0, high=1.0, inclusive="neither")
     k = np.arange(n + 1)
     return np.array([comb(n, int(i)) for i in k], dtype=float) * p**k * (1 - p) ** (n - k)
 
 
 def shapley_size_weights(n: int) -> np.ndarray:
     """The KernelSHAP(-IQ) size distribution ∝ 1 / (k (n - k)) on 1..n-1 (empty, full forced)."""
+    check_scalar(n, "n", "int", low=2)
     w = np.zeros(n + 1)
     k = np.arange(1, n)
     w[1:n] = 1.0 / (k * (n - k))

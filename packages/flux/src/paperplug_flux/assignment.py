@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperplug.checks import check_array, check_type
 from paperplug_flux.clustering import Clustering
 
 
 def assign_clients(marginals: np.ndarray, clustering: Clustering) -> np.ndarray:
     """Cluster id of each unseen client from its raw marginal descriptor [mean(Pz), std(Pz)]."""
-    m = np.atleast_2d(np.asarray(marginals, dtype=np.float64))
+    check_type(clustering, "clustering", Clustering, what="a Clustering (cluster_clients)")
     width = clustering.scaler.edges[1]
+    m = check_array(marginals, "marginals", ndim=(1, 2))
+    m = np.atleast_2d(m)
     if m.shape[1] != width:
-        raise ValueError(f"a marginal descriptor has {width} floats, got {m.shape[1]}")
+        raise ValueError(f"marginals must have {width} floats per client, got {m.shape[1]}")
     scaled = clustering.scaler.transform(m)
     dist = np.linalg.norm(scaled[:, None, :] - clustering.centroids[None, :, :width], axis=2)
     return dist.argmin(axis=1).astype(np.int64)

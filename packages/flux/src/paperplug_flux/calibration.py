@@ -30,7 +30,7 @@ def _blocks(descriptors: np.ndarray, n_classes: int) -> np.ndarray:
     if width % (2 * (1 + n_classes)):
         raise ValueError(
             f"descriptors have {width} columns, not 2 * d_p * (1 + n_classes) for "
-            f"n_classes={n_classes}"
+            f"n_classes={n_classes} (the columns of counts)"
         )
     return descriptors.reshape(n, 1 + n_classes, 2, width // (2 * (1 + n_classes)))
 
@@ -41,6 +41,14 @@ def block_ratio(
     """One block's ratio: ||[mu_a, sigma_a] - [mu_b, sigma_b]||^2 over its expectation under
     one shared distribution, for blocks `a`, `b` of shape (2, d_p) estimated from n_a, n_b
     samples; for constant latents (expectation 0), 0 if the blocks agree, else 1e12 (apart)."""
+    a, b = check_array(a, "a", shape=(2, None)), check_array(b, "b", shape=(2, None))
+    if a.shape != b.shape:
+        raise ValueError(
+            f"a and b must be blocks of one shape (2, d_p), got {a.shape} and {b.shape}"
+        )
+    check_scalar(n_a, "n_a", low=0, inclusive="neither")
+    check_scalar(n_b, "n_b", low=0, inclusive="neither")
+    check_scalar(noise_scale, "noise_scale", low=0)
     (mu_a, s_a), (mu_b, s_b) = a, b
     d2 = float(np.sum((mu_a - mu_b) ** 2) + np.sum((s_a - s_b) ** 2))
     s2 = (s_a**2 + s_b**2) / 2

@@ -21,7 +21,7 @@ from torch import nn
 
 from paperplug import seeded_torch
 from paperplug_flux.descriptors import client_descriptor, data_free_projection
-from paperplug_flux.models import accuracy, latents, local_train
+from paperplug_flux.models import accuracy, local_train, model_latents
 
 Data = tuple[torch.Tensor, torch.Tensor]
 
@@ -128,7 +128,7 @@ def flux_client_app(setup: Callable[[Context], ClientSetup]) -> ClientApp:
         x, y = node.train
         config = msg.content.config_records["config"]
         model = load_model(node.model_fn, next(iter(msg.content.array_records.values())))
-        z = latents(model, node.latent_layer, x)
+        z = model_latents(model, node.latent_layer, x)
         projection = data_free_projection(
             z.shape[1],
             int(config.get("n-components", node.n_classes)),

@@ -132,7 +132,8 @@ def dbscan_with_singletons(points: np.ndarray, eps: float, min_samples: int = 2)
     """DBSCAN labels where every noise point becomes its own cluster, numbered in order of
     first appearance (so the result does not depend on DBSCAN's internal numbering)."""
     pts = _points(points, "points")
-    eps = check_scalar(eps, "eps", "real", low=0)
+    eps = check_scalar(eps, "eps", "real", low=0, inclusive="neither")
+    check_scalar(min_samples, "min_samples", "int", low=1)
     # the same distance matrix as the spanning tree: an edge equal to eps stays inside
     raw = DBSCAN(eps=max(eps, 1e-12), min_samples=min_samples, metric="precomputed").fit_predict(
         cdist(pts, pts)
@@ -146,6 +147,7 @@ def average_linkage(distances: np.ndarray, threshold: float) -> tuple[np.ndarray
     where the average distance between two groups exceeds `threshold`; labels numbered in order
     of first appearance, a client far from all is a singleton."""
     dist = check_array(distances, "distances", ndim=2, min_samples=2)
+    check_scalar(threshold, "threshold", low=0)
     if dist.shape[0] != dist.shape[1] or not np.allclose(dist, dist.T):
         raise ValueError(f"distances must be a symmetric square matrix, got shape {dist.shape}")
     tree = linkage(squareform(dist, checks=False), method="average")
@@ -158,6 +160,8 @@ def silhouette_kmeans(
     """The fallback for few clients: k-means for k = 2..n-1, keeping the k of best silhouette;
     one cluster when n < 3 or no k reaches `min_silhouette`."""
     pts = _points(points, "points")
+    check_scalar(min_silhouette, "min_silhouette", low=-1.0, high=1.0)
+    check_scalar(seed, "seed", "int", low=0)
     best, labels = min_silhouette, np.zeros(len(pts), dtype=np.int64)
     for k in range(2, len(pts)):
         cand = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(pts)
@@ -263,6 +267,7 @@ def cluster_clients(
     min_knee = check_scalar(min_knee, "min_knee", "real", low=0, high=1, inclusive="left")
     min_samples = check_scalar(min_samples, "min_samples", "int", low=2)
     min_clients_for_knee = check_scalar(min_clients_for_knee, "min_clients_for_knee", "int", low=2)
+    check_scalar(seed, "seed", "int", low=0)
     scaler = BlockScaler.fit(d, marginal_size)
     scaled = scaler.transform(d)
     eps: float | None = None

@@ -16,6 +16,8 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from paperplug.checks import check_array, check_data, check_scalar, check_type
+
 MISSING = -1.0  # fill value of a label block the client has no sample of
 
 
@@ -55,14 +57,13 @@ def data_free_projection(
         ("n_components", n_components),
         ("n_points", n_points),
     ):
-        if not isinstance(v, int | np.integer) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        check_scalar(v, name, "int", low=1)
     if n_components > min(latent_dim, n_points):
         raise ValueError(
             f"n_components={n_components} exceeds min(latent_dim, n_points)={min(latent_dim, n_points)}"
         )
-    if not np.isfinite(max_latent) or max_latent <= 0:
-        raise ValueError(f"max_latent must be positive, got {max_latent}")
+    check_scalar(max_latent, "max_latent", low=0, inclusive="neither")
+    check_scalar(seed, "seed", "int", low=0)
     points = np.random.default_rng(seed).uniform(0.0, max_latent, size=(n_points, latent_dim))
     mean = points.mean(axis=0)
     _, _, vt = np.linalg.svd(points - mean, full_matrices=False)
@@ -71,6 +72,9 @@ def data_free_projection(
 
 def descriptor_size(n_classes: int, n_components: int, *, labelled: bool = True) -> int:
     """Floats in one descriptor: 2·d_p for the marginal, plus 2·d_p per label when labelled."""
+    check_scalar(n_classes, "n_classes", "int", low=1)
+    check_scalar(n_components, "n_components", "int", low=1)
+    check_type(labelled, "labelled", bool)
     return 2 * n_components * (1 + (n_classes if labelled else 0))
 
 
@@ -88,12 +92,25 @@ def client_descriptor(
 
     `noise_scale` > 0 adds Laplace(0, noise_scale) noise to every entry (ε-DP with
     ε = sensitivity / noise_scale); it needs `rng`."""
+    check_type(projection, "projection", Projection, what="a Projection (data_free_projection)")
+    check_scalar(n_classes, "n_classes", "int", low=1)
+    noise_scale = check_scalar(noise_scale, "noise_scale", low=0)
+    if rng is not None:
+        check_type(rng, "rng", np.random.Generator)
+    z = check_data(z, "z", ndim=2)
+    if z.shape[1] != projection.mean.shape[0]:
+        raise ValueError(
+            f"z must have shape (n, {projection.mean.shape[0]}) (the projection's latent "
+            f"columns), got {tuple(z.shape)}"
+        )
     p = projection(z)
     if len(p) == 0:
         raise ValueError("a descriptor needs at least one sample")
     blocks = [p.mean(axis=0), p.std(axis=0)]
     if y is not None:
-        y = y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y)
+        y = check_array(y, "y", dtype="int", ndim=1)
+        if len(y) and (y.min() < 0 or y.max() >= n_classes):
+            raise ValueError(f"y must hold labels in [0, n_classes={n_classes}), got {y.max()}")
         if y.shape != (len(p),):
             raise ValueError(f"y must have one label per latent row ({len(p)}), got {y.shape}")
         d_p = p.shape[1]
@@ -104,8 +121,6 @@ def client_descriptor(
             else:
                 blocks += [np.full(d_p, MISSING), np.full(d_p, MISSING)]
     desc = np.concatenate(blocks)
-    if noise_scale < 0 or not np.isfinite(noise_scale):
-        raise ValueError(f"noise_scale must be >= 0, got {noise_scale}")
     if noise_scale > 0:
         if rng is None:
             raise ValueError("noise_scale > 0 needs an rng (np.random.default_rng(seed))")
@@ -118,5 +133,13 @@ def wasserstein2_diagonal(
 ) -> float:
     """Closed-form 2-Wasserstein distance between N(mu1, diag(sigma1²)) and N(mu2, diag(sigma2²)):
     sqrt(||mu1 - mu2||² + ||sigma1 - sigma2||²)."""
-    mu1, sigma1, mu2, sigma2 = (np.asarray(a, dtype=np.float64) for a in (mu1, sigma1, mu2, sigma2))
+    mu1 = check_array(mu1, "mu1", ndim=1)
+    shape = (len(mu1),)
+    mu2 = check_array(mu2, "mu2", shape=shape)
+    sigma1, sigma2 = (
+        check_array(s, n, shape=shape) for s, n in ((sigma1, "sigma1"), (sigma2, "sigma2"))
+    )
+    for name, sigma in (("sigma1", sigma1), ("sigma2", sigma2)):
+        if (sigma < 0).any():
+            raise ValueError(f"{name} must hold standard deviations (>= 0)")
     return float(np.sqrt(np.sum((mu1 - mu2) ** 2) + np.sum((sigma1 - sigma2) ** 2)))

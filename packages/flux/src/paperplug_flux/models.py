@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from paperplug.checks import check_type
+from paperplug.checks import argument_errors, check_scalar, check_tensor, check_type
 
 
 def check_latent_layer(model: nn.Module, latent_layer: str) -> nn.Module:
@@ -29,6 +29,20 @@ def latents(
     model: nn.Module, latent_layer: str, x: torch.Tensor, batch_size: int = 512
 ) -> torch.Tensor:
     """The flattened output of `latent_layer` for every row of x (model in eval mode)."""
+    check_type(model, "model", nn.Module)
+    x = check_tensor(x, "x", dtype="numeric")
+    if x.is_complex() or not (x.is_floating_point() or x.dtype == torch.long):
+        raise TypeError(f"x must hold real inputs, got {x.dtype}")
+    check_scalar(batch_size, "batch_size", "int", low=1)
+    with argument_errors("x", "the input the model takes"):
+        return model_latents(model, latent_layer, x, batch_size)
+
+
+@torch.no_grad()
+def model_latents(
+    model: nn.Module, latent_layer: str, x: torch.Tensor, batch_size: int = 512
+) -> torch.Tensor:
+    """`latents` on data the caller checked (its errors name the caller's argument)."""
     layer = check_latent_layer(model, latent_layer)
     out: list[torch.Tensor] = []
     handle = layer.register_forward_hook(lambda _m, _i, o: out.append(o.detach().flatten(1)))

@@ -33,7 +33,7 @@ from paperplug_flux.client import load_model
 from paperplug_flux.data import federated_tensors, labels, samples
 from paperplug_flux.descriptors import client_descriptor, data_free_projection
 from paperplug_flux.federation import run_strategy, train_config
-from paperplug_flux.models import accuracy, check_latent_layer, latents, predict_labels
+from paperplug_flux.models import accuracy, check_latent_layer, model_latents, predict_labels
 from paperplug_flux.runs import FluxRun, load_run
 from paperplug_flux.strategy import FluxStrategy
 
@@ -110,7 +110,7 @@ class FLUX:
         check_type(model, "model_fn()", nn.Module, what="a torch nn.Module")
         check_latent_layer(model, self.latent_layer)
         with argument_errors("train_sets", "every client's samples must fit model_fn()'s input"):
-            latents(model, self.latent_layer, probe)
+            model_latents(model, self.latent_layer, probe)
         return model
 
     def fit(self, train_sets: Sequence[Any], test_sets: Sequence[Any] | None = None) -> FLUX:
@@ -217,7 +217,7 @@ class FLUX:
         warm-up model and the shared projection (what an unseen client sends)."""
         x = self._samples(X)
         with argument_errors("X", f"samples of shape {self.input_shape_}"):
-            z = latents(self.global_model_, self.latent_layer, x)
+            z = model_latents(self.global_model_, self.latent_layer, x)
         projection = data_free_projection(z.shape[1], self.n_classes, seed=self.projection_seed)
         return client_descriptor(z, None, projection, self.n_classes)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_sequence
 from paperplug_flux.decisions import Decision
 
 
@@ -16,6 +16,12 @@ def warmup_decision(
     """The plateau rule after the rounds whose federated accuracies are given: stop from round
     `min_rounds` on as soon as the last round gained less than `tol`, and in any case after
     `max_rounds` rounds. The statistic is the last round's accuracy gain (NaN after one round)."""
+    accuracies = [
+        check_scalar(a, f"accuracies[{i}]", low=0.0, high=1.0)
+        for i, a in enumerate(
+            check_sequence(accuracies, "accuracies", min_len=0, what="accuracies")
+        )
+    ]
     max_rounds = check_scalar(max_rounds, "max_rounds", "int", low=1)
     min_rounds = check_scalar(min_rounds, "min_rounds", "int", low=2)
     tol = check_scalar(tol, "tol", "real", low=0)

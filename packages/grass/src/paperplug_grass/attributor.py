@@ -21,13 +21,10 @@ from torch import nn
 
 from paperplug import Explanation
 from paperplug.checks import (
-    argument_errors,
     check_choice,
-    check_consistent_length,
     check_is_fitted,
     check_scalar,
     check_sequence,
-    check_tensor,
     check_type,
 )
 from paperplug_grass.compressors import KINDS, Compressor
@@ -38,6 +35,7 @@ from paperplug_grass.gradients import (
     factor_shape,
     factored_layers,
     idle_layers,
+    labelled_data,
     layer_factors,
     per_sample_gradients,
     refusal,
@@ -46,32 +44,6 @@ from paperplug_grass.gradients import (
 DAMPING_GRID = tuple(10.0**e for e in range(-7, 3))
 PRECONDITIONERS = ("auto", "full", "block")
 LEARNED = ("sm", "grass-sm")  # compressors fitted to a checkpoint's gradients
-
-
-def labelled_data(
-    model: nn.Module, X: Any, y: Any, names: tuple[str, str] = ("X", "y")
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(X, y) as tensors of the model's dtype and device, checked against the model: X finite
-    and of a shape the model takes (one row is run), y class labels of its outputs. `names`
-    are the arguments as the caller wrote them."""
-    param = next(model.parameters())
-    X = check_tensor(X, names[0], dtype=param.dtype, device=param.device)
-    y = check_tensor(y, names[1], dtype="int", ndim=1, device=param.device)
-    check_consistent_length(**{names[0]: X, names[1]: y})
-    was = model.training
-    model.eval()  # no batch-norm statistics updated, no dropout drawn
-    try:
-        with torch.no_grad(), argument_errors(names[0], "the input shape the model takes"):
-            logits = model(X[:1])
-    finally:
-        model.train(was)
-    classes = logits.shape[-1]
-    if int(y.min()) < 0 or int(y.max()) >= classes:
-        raise ValueError(
-            f"{names[1]} must hold class labels in [0, {classes}) (the model's outputs), got "
-            f"[{int(y.min())}, {int(y.max())}]"
-        )
-    return X, y
 
 
 def checkpoint_list(value: Any, name: str = "checkpoints") -> list[nn.Module]:

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from paperplug.checks import check_choice, check_scalar, check_tensor
+from paperplug.checks import check_choice, check_scalar, check_tensor, check_type
 
 KINDS = ("gauss", "rademacher", "sjlt", "rm", "sm", "grass", "grass-sm")
 
@@ -18,7 +18,8 @@ class SJLT:
     """CountSketch R^n → R^k: coordinate j goes to bucket h(j) with sign s(j) (E‖Sv‖² = ‖v‖²)."""
 
     def __init__(self, n: int, k: int, generator: torch.Generator) -> None:
-        self.n, self.k = n, check_scalar(k, "k", "int", low=1)
+        self.n, self.k = check_scalar(n, "n", "int", low=1), check_scalar(k, "k", "int", low=1)
+        check_type(generator, "generator", torch.Generator)
         self.bucket = torch.randint(k, (n,), generator=generator)
         self.sign = torch.randint(2, (n,), generator=generator).float() * 2 - 1
 
@@ -82,11 +83,16 @@ class Compressor:
     def compress(self, G: torch.Tensor) -> torch.Tensor:
         if not hasattr(self, "p"):
             raise RuntimeError("call fit(p) before compress")
-        # shape only: a finiteness scan is O(p) per sample, what GraSS exists to avoid
+        # shape only: a finiteness scan is O(p) per sample, what GraSS exists to avoid; the
+        # (B, k) output is scanned instead (a NaN in a coordinate the mask drops is never read)
         G = check_tensor(G, "G", shape=(None, self.p), min_samples=0, finite=False)
         if self.kind in ("gauss", "rademacher"):
-            return G @ self.matrix.to(G.device, G.dtype)
-        if self.kind == "sjlt":
-            return self.sketch(G)
-        masked = G[:, self.index.to(G.device)]
-        return self.sketch(masked) if self.kind.startswith("grass") else masked
+            out = G @ self.matrix.to(G.device, G.dtype)
+        elif self.kind == "sjlt":
+            out = self.sketch(G)
+        else:
+            out = G[:, self.index.to(G.device)]
+            out = self.sketch(out) if self.kind.startswith("grass") else out
+        if not bool(torch.isfinite(out).all()):
+            raise ValueError("G holds NaN or infinite values in the coordinates compressed")
+        return out

@@ -7,16 +7,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import spearmanr
 
+from paperplug.checks import check_array
+
 
 def lds(scores: np.ndarray, subsets: np.ndarray, values: np.ndarray) -> tuple[float, np.ndarray]:
     """scores (n_train, n_test); subsets (M, n_train) bool; values (M, n_test) → (mean, per test)."""
-    scores, subsets, values = np.asarray(scores), np.asarray(subsets, bool), np.asarray(values)
-    if subsets.ndim != 2 or subsets.shape[1] != scores.shape[0]:
-        raise ValueError(f"subsets must be (M, {scores.shape[0]}) booleans, got {subsets.shape}")
-    if values.shape != (subsets.shape[0], scores.shape[1]):
-        raise ValueError(
-            f"values must be (M={subsets.shape[0]}, n_test={scores.shape[1]}), got {values.shape}"
-        )
+    scores = check_array(scores, "scores", ndim=2)
+    subsets = check_array(subsets, "subsets", dtype="bool", shape=(None, scores.shape[0]))
+    values = check_array(values, "values", shape=(len(subsets), scores.shape[1]))
     predicted = subsets.astype(float) @ scores  # (M, n_test)
     per_test = np.array(
         [spearmanr(predicted[:, j], values[:, j]).statistic for j in range(scores.shape[1])]

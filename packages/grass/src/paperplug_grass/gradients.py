@@ -7,21 +7,72 @@ the d_out × d_in gradient itself is never formed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from paperplug.checks import (
+    argument_errors,
+    check_choice,
+    check_consistent_length,
+    check_sequence,
+    check_tensor,
+    check_type,
+)
 from paperplug_grass.factored import reduce_factor
 
 TARGETS = ("margin", "loss")
 
 
+def check_model(model: Any, name: str = "model") -> nn.Module:
+    """`model` if it is a torch module, else a TypeError naming `name`."""
+    return check_type(model, name, nn.Module, what="a torch module")
+
+
+def labelled_data(
+    model: nn.Module, X: Any, y: Any, names: tuple[str, str] = ("X", "y")
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(X, y) as tensors of the model's dtype and device, checked against the model: X finite
+    and of a shape the model takes (one row is run), y class labels of its outputs. `names`
+    are the arguments as the caller wrote them."""
+    check_model(model)
+    param = next(model.parameters(), None)
+    if param is None:
+        raise ValueError("model has no parameters to take gradients of")
+    X = check_tensor(X, names[0], dtype=param.dtype, device=param.device)
+    y = check_tensor(y, names[1], dtype="int", ndim=1, device=param.device)
+    check_consistent_length(**{names[0]: X, names[1]: y})
+    was = model.training
+    model.eval()  # no batch-norm statistics updated, no dropout drawn
+    try:
+        with torch.no_grad(), argument_errors(names[0], "the input shape the model takes"):
+            logits = model(X[:1])
+    finally:
+        model.train(was)
+    classes = logits.shape[-1]
+    if int(y.min()) < 0 or int(y.max()) >= classes:
+        raise ValueError(
+            f"{names[1]} must hold class labels in [0, {classes}) (the model's outputs), got "
+            f"[{int(y.min())}, {int(y.max())}]"
+        )
+    return X, y
+
+
 def target_values(logits: torch.Tensor, y: torch.Tensor, target: str = "margin") -> torch.Tensor:
     """Per-sample target: TRAK's margin log p_y − log(1 − p_y) (the correct logit minus the
-    log-sum-exp of the others), or the cross-entropy loss."""
-    if target not in TARGETS:
-        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    log-sum-exp of the others), or the cross-entropy loss. logits (B, classes), y (B,)."""
+    logits = check_tensor(logits, "logits", ndim=2)
+    y = check_tensor(y, "y", dtype="int", ndim=1, device=logits.device)
+    check_consistent_length(logits=logits, y=y)
+    if int(y.min()) < 0 or int(y.max()) >= logits.shape[1]:
+        raise ValueError(f"y must hold class labels in [0, {logits.shape[1]}) (logits' columns)")
+    return _target_values(logits, y, check_choice(target, "target", TARGETS))
+
+
+def _target_values(logits: torch.Tensor, y: torch.Tensor, target: str) -> torch.Tensor:
+    """`target_values` unchecked: inside vmap and on what the model gave."""
     if target == "loss":
         return nn.functional.cross_entropy(logits, y, reduction="none")
     correct = logits.gather(-1, y.view(-1, 1)).squeeze(-1)
@@ -36,11 +87,14 @@ def per_sample_gradients(
     """(B, p): each sample's gradient of its target over every trainable parameter."""
     from torch.func import functional_call, grad, vmap
 
+    X, y = labelled_data(model, X, y)
+    check_choice(target, "target", TARGETS)
+
     params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
 
     def one(p: dict, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         out = functional_call(model, p, (x.unsqueeze(0),))
-        return target_values(out, t.unsqueeze(0), target).squeeze(0)
+        return _target_values(out, t.unsqueeze(0), target).squeeze(0)
 
     grads = vmap(grad(one), in_dims=(None, 0, 0))(params, X, y)
     return torch.cat([g.reshape(len(X), -1) for g in grads.values()], 1)
@@ -59,6 +113,7 @@ def refusal(module: nn.Module) -> str | None:
 
 def factored_layers(model: nn.Module) -> list[str]:
     """The modules whose gradients the factored compressors take: nn.Linear and nn.Conv2d."""
+    check_model(model)
     return [name for name, m in model.named_modules() if name and refusal(m) is None]
 
 
@@ -153,6 +208,33 @@ def _output_factor(module: nn.Module, d: torch.Tensor, m: torch.Tensor | None) -
     return d if m is None else reduce_factor(d, m)
 
 
+def _checked_maps(maps: Any, shapes: list[tuple[int, int]]) -> list[tuple[torch.Tensor, ...]]:
+    """One (input map, output map) per layer of (d_out, d_in) `shapes`: kept indices (1-D
+    integers below d) or a projection (d, ·) of finite reals."""
+    pairs = check_sequence(maps, "maps", (tuple, list), what="(input map, output map) pairs")
+    if len(pairs) != len(shapes):
+        raise ValueError(f"maps must hold one pair per layer ({len(shapes)}), got {len(pairs)}")
+    out = []
+    for i, (pair, (d_out, d_in)) in enumerate(zip(pairs, shapes, strict=True)):
+        if len(pair) != 2:
+            raise ValueError(f"maps[{i}] must be a pair (input map, output map), got {len(pair)}")
+        checked = []
+        for j, (m, d) in enumerate(zip(pair, (d_in, d_out), strict=True)):
+            name = f"maps[{i}][{j}]"
+            m = check_tensor(m, name, dtype="numeric", ndim=(1, 2))
+            if m.ndim == 1:
+                m = check_tensor(m, name, dtype="int")
+                if int(m.min()) < 0 or int(m.max()) >= d:
+                    raise ValueError(f"{name} must hold indices in [0, {d}) of the layer's factor")
+            elif not m.is_floating_point() or len(m) != d:
+                raise ValueError(
+                    f"{name} must be a ({d}, ·) real projection, got {m.dtype} {tuple(m.shape)}"
+                )
+            checked.append(m)
+        out.append(tuple(checked))
+    return out
+
+
 def layer_factors(
     model: nn.Module,
     X: torch.Tensor,
@@ -167,13 +249,15 @@ def layer_factors(
     Only layer outputs get gradients: no weight gradient exists. `maps` (a compressor's
     `FactoredCompressor.maps`, one (input map, output map) per layer) keeps only what the
     compressor uses of each factor."""
+    X, y = labelled_data(model, X, y)
+    check_choice(target, "target", TARGETS)
     modules = dict(model.named_modules())
-    names = list(layers) if layers is not None else factored_layers(model)
-    for name in names:
+    names = factored_layers(model) if layers is None else check_sequence(layers, "layers", str)
+    for i, name in enumerate(names):
         if name not in modules or refusal(modules[name]) is not None:
-            raise ValueError(f"{name!r} is not a linear or conv layer of the model")
-    if maps is not None and len(maps) != len(names):
-        raise ValueError(f"expected maps for {len(names)} layers, got {len(maps)}")
+            raise ValueError(f"layers[{i}] = {name!r} is not a linear or conv layer of the model")
+    if maps is not None:
+        maps = _checked_maps(maps, [factor_shape(modules[n]) for n in names])
     calls: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {n: [] for n in names}
 
     def hook(name: str):
@@ -187,7 +271,7 @@ def layer_factors(
     try:
         with torch.enable_grad():
             logits = model(X.detach())
-            values = target_values(logits, y, target)
+            values = _target_values(logits, y, target)
             idle = [n for n in names if not calls[n]]
             if idle:
                 raise ValueError(f"layers {idle} do not run in the model's forward pass")

@@ -14,6 +14,8 @@ import time
 
 import torch
 
+from paperplug.checks import check_scalar, check_tensor
+
 
 def learn_selective_mask(
     G: torch.Tensor,
@@ -25,12 +27,13 @@ def learn_selective_mask(
     seed: int = 0,
 ) -> tuple[torch.Tensor, float]:
     """(sorted kept indices (width,), seconds). G (n, p): sample gradients (n ≥ 4)."""
-    if G.ndim != 2 or len(G) < 4:
-        raise ValueError(
-            f"the selective mask needs (n >= 4, p) sample gradients, got {tuple(G.shape)}"
-        )
+    G = check_tensor(G, "G", ndim=2, min_samples=4).float()
+    check_scalar(width, "width", "int", low=1, high=G.shape[1])
+    check_scalar(steps, "steps", "int", low=1)
+    check_scalar(l1, "l1", low=0)
+    check_scalar(lr, "lr", low=0, inclusive="neither")
+    check_scalar(seed, "seed", "int", low=0)
     start = time.process_time()
-    G = G.detach().float()
     gen = torch.Generator().manual_seed(seed)
     energy = (G**2).mean(0).clamp_min(1e-30).log()
     prior = (energy - energy.mean()) / energy.std().clamp_min(1e-12)

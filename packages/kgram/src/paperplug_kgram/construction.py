@@ -76,9 +76,25 @@ def code_table(base: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return v, q, h
 
 
+def _check_base(base: float) -> None:
+    if check_scalar(base, "base") <= 2:
+        raise ValueError(
+            f"base must be > 2 for the window code to be injective with a margin, got {base}"
+        )
+
+
+def check_code(base: float, alpha: float, beta: float | None) -> None:
+    """The construction's code base B > 2, its smoothing α >= 0 and its β > 0 (or None)."""
+    _check_base(base)
+    check_scalar(alpha, "alpha", low=0)
+    check_scalar(beta, "beta", low=0, inclusive="neither", allow_none=True)
+
+
 def code_margin(base: float, k: int) -> float:
     """δ: the smallest squared distance between two different k-token codes (digits 0..k−1):
     they differ in at least two coordinates, each by at least B^{−(k−1)}·(B−2)/(B−1)."""
+    _check_base(base)
+    check_scalar(k, "k", "int", low=1)
     return 2 * (base ** (-(k - 1)) * (base - 2) / (base - 1)) ** 2
 
 
@@ -102,12 +118,7 @@ class KGramTransformer(nn.Module):
         check_scalar(vocab_size, "vocab_size", "int", low=2)
         check_scalar(k, "k", "int", low=1)
         check_scalar(max_len, "max_len", "int", low=1)
-        check_scalar(alpha, "alpha", low=0)
-        check_scalar(beta, "beta", low=0, inclusive="neither", allow_none=True)
-        if check_scalar(base, "base") <= 2:
-            raise ValueError(
-                f"base must be > 2 for the window code to be injective with a margin, got {base}"
-            )
+        check_code(base, alpha, beta)
         check_type(dtype, "dtype", torch.dtype)
         self.S, self.k, self.base, self.alpha = int(vocab_size), int(k), float(base), float(alpha)
         self.margin = code_margin(self.base, self.k)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from paperplug.checks import check_array
+from paperplug.checks import check_array, check_scalar, check_type
 from paperplug_kgram.estimator import check_tokens, conditional_kgram
 
 
@@ -21,11 +21,14 @@ def sample_chains(
 ) -> torch.Tensor:
     """(n_sequences, length) token ids: the first k tokens uniform, then each sequence follows
     its own order-k chain whose S^k transition rows are drawn from Dirichlet(α)."""
-    if n_sequences < 1 or length <= k or vocab_size < 2 or k < 1 or alpha <= 0:
-        raise ValueError(
-            f"need n_sequences >= 1, length > k >= 1, vocab_size >= 2, alpha > 0; got "
-            f"{n_sequences}, {length}, {k}, {vocab_size}, {alpha}"
-        )
+    check_scalar(n_sequences, "n_sequences", "int", low=1)
+    check_scalar(k, "k", "int", low=1)
+    if check_scalar(length, "length", "int", low=1) <= k:
+        raise ValueError(f"length must exceed the order (length > k = {k}), got {length}")
+    check_scalar(vocab_size, "vocab_size", "int", low=2)
+    check_scalar(alpha, "alpha", low=0, inclusive="neither")
+    if rng is not None:
+        check_type(rng, "rng", np.random.Generator)
     rng = rng if rng is not None else np.random.default_rng(0)
     S = vocab_size
     rows = rng.dirichlet(np.full(S, float(alpha)), size=(n_sequences, S**k))  # (n, S^k, S)
@@ -65,6 +68,7 @@ def unigram_nll(x: object, vocab_size: int, alpha: float = 1.0) -> float:
     """The in-context unigram predictor's NLL (add-α counts of the tokens so far): the level a
     model that ignores order reaches."""
     tokens = check_tokens(x, vocab_size, 1)
+    check_scalar(alpha, "alpha", low=0, inclusive="neither")
     tokens = tokens[None] if tokens.ndim == 1 else tokens
     onehot = np.eye(vocab_size)[tokens]  # (n, T, S)
     counts = np.cumsum(onehot, 1)

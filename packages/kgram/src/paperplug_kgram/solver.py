@@ -10,7 +10,7 @@ import numpy as np
 
 from paperplug import Solution
 from paperplug.checks import check_scalar
-from paperplug_kgram.construction import KGramTransformer, verify
+from paperplug_kgram.construction import KGramTransformer, check_code, verify
 from paperplug_kgram.estimator import check_tokens
 
 
@@ -21,6 +21,7 @@ class KGramConstruction:
     8 uniformly random ones of length 256 are drawn from `seed`."""
 
     def __init__(self, base: float = 4.0, alpha: float = 0.0, beta: float | None = None) -> None:
+        check_code(base, alpha, beta)
         self.base, self.alpha, self.beta = base, alpha, beta
 
     def solve(self, problem: Any, *, seed: int | None = None, **kw: Any) -> Solution:

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from paperplug import History, seeded_torch
-from paperplug.checks import check_is_fitted, check_scalar, check_type
+from paperplug.checks import check_device, check_is_fitted, check_scalar, check_tensor, check_type
 from paperplug.harness import progress
 from paperplug_kgram.estimator import check_tokens
 from paperplug_kgram.markov import bayes_nll, sample_chains, unigram_nll
@@ -51,6 +51,10 @@ class MarkovTransformer(nn.Module):
 
     def __init__(self, vocab_size: int, n_layers: int, d_model: int, max_len: int) -> None:
         super().__init__()
+        check_scalar(vocab_size, "vocab_size", "int", low=2)
+        check_scalar(n_layers, "n_layers", "int", low=1)
+        check_scalar(d_model, "d_model", "int", low=1)
+        check_scalar(max_len, "max_len", "int", low=1)
         self.token = nn.Embedding(vocab_size, d_model)
         self.position = nn.Embedding(max_len, d_model)
         self.blocks = nn.ModuleList(Block(d_model) for _ in range(n_layers))
@@ -71,7 +75,10 @@ class MarkovTransformer(nn.Module):
 def matching_mass(attention: torch.Tensor, x: torch.Tensor, k: int) -> float:
     """Mean attention mass that query n puts on keys i whose k preceding tokens equal the
     query's last k tokens (where an induction head should look), over queries with a match."""
+    x = check_tensor(x, "x", dtype="int", ndim=2)
     batch, T = x.shape
+    attention = check_tensor(attention, "attention", shape=(batch, T, T))
+    check_scalar(k, "k", "int", low=1, high=T - 1)
     masses = []
     for b in range(batch):
         for n in range(k, T):
@@ -132,10 +139,7 @@ class MarkovICLTrainer:
             check_scalar(getattr(self, name), name, "int", low=low)
         check_scalar(self.seq_len, "seq_len", "int", low=self.order + 2)
         check_type(self.progress, "progress", bool)
-        try:
-            torch.device(self.device)
-        except (RuntimeError, TypeError) as exc:
-            raise ValueError(f"device must name a torch device, got {self.device!r}") from exc
+        check_device(self.device)
         check_scalar(self.lr, "lr", low=0, inclusive="neither")
         check_scalar(self.alpha, "alpha", low=0, inclusive="neither")
         check_scalar(self.weight_decay, "weight_decay", low=0)

@@ -18,9 +18,11 @@ from paperplug.checks import (
     check_array,
     check_choice,
     check_consistent_length,
+    check_device,
     check_distribution,
     check_is_fitted,
     check_scalar,
+    check_type,
 )
 from paperplug.harness import progress
 from paperplug_nesy.calibration import (
@@ -130,7 +132,9 @@ class NeSyImbalanceTrainer:
         check_scalar(self.batch_size, "batch_size", "int", low=1)
         check_scalar(self.lr, "lr", low=0, inclusive="neither")
         check_scalar(self.val_fraction, "val_fraction", low=0, high=1, inclusive="left")
-        check_scalar(self.seed, "seed", "int")
+        check_scalar(self.seed, "seed", "int", low=0)
+        check_device(self.device)
+        check_type(self.progress, "progress", bool)
         check_scalar(self.naive_epochs, "naive_epochs", "int", low=0)
         if (
             isinstance(self.naive_gamma, (str, bytes))

@@ -13,7 +13,14 @@ import numpy as np
 import torch
 
 from paperplug import History, seeded_torch
-from paperplug.checks import check_array, check_choice, check_is_fitted, check_scalar, check_type
+from paperplug.checks import (
+    check_array,
+    check_choice,
+    check_device,
+    check_is_fitted,
+    check_scalar,
+    check_type,
+)
 from paperplug.harness import progress
 from paperplug_prime.denoiser import BACKBONES, PrimeDenoiser
 from paperplug_prime.nelbo import bits_per_token, nelbo_draw
@@ -64,10 +71,7 @@ class PrimeMDM:
         check_scalar(self.lr, "lr", "real", low=0, inclusive="neither")
         check_scalar(self.seed, "seed", "int", low=0)
         check_type(self.progress, "progress", bool)
-        try:
-            torch.device(self.device)
-        except (RuntimeError, TypeError) as exc:
-            raise ValueError(f"device must name a torch device, got {self.device!r}") from exc
+        check_device(self.device)
 
     def _as_tokens(self, tokens: Any) -> torch.Tensor:
         """(N, L) int64 tokens on the model's device; after fit, of its length and vocabulary."""

@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from paperplug.checks import check_type
+from paperplug.checks import check_device, check_type
 from paperplug_scm.model import SCMModel
+from paperplug_scm.stopping import check_rule
 
 TRAINER_FILE = "scm_trainer.json"
 TOKENIZER_DIR = "tokenizer"
@@ -21,9 +22,20 @@ def save_checkpoint(
     """Write `model` (backbone in Hugging Face format + heads), `tokenizer` and `settings`
     (JSON) under the folder `path`."""
     path = Path(check_type(path, "path", (str, os.PathLike), what="a folder path"))
+    check_type(model, "model", SCMModel)
+    if not callable(getattr(tokenizer, "save_pretrained", None)):
+        raise TypeError(
+            f"tokenizer must be a Hugging Face tokenizer, got {type(tokenizer).__name__}"
+        )
+    check_type(settings, "settings", dict, what="a dict of the trainer's settings")
+    try:
+        check_rule(settings.get("theta", 0.5), settings.get("k", 1), settings.get("window"))
+        text = json.dumps(settings, indent=1, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"settings: {exc}") from exc
     model.save_pretrained(path)
     tokenizer.save_pretrained(path / TOKENIZER_DIR)
-    (path / TRAINER_FILE).write_text(json.dumps(settings, indent=1))
+    (path / TRAINER_FILE).write_text(text)
     return path
 
 
@@ -34,6 +46,8 @@ def load_checkpoint(
     from transformers import AutoTokenizer
 
     path = Path(check_type(path, "path", (str, os.PathLike), what="a folder path"))
+    if device is not None:
+        check_device(device)
     if not (path / TRAINER_FILE).is_file():
         raise FileNotFoundError(f"{path} is not an SCM checkpoint (no {TRAINER_FILE})")
     settings = json.loads((path / TRAINER_FILE).read_text())

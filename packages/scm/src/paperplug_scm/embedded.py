@@ -37,6 +37,9 @@ def load_data(
     seed: int = 0, n_train: int = 800, n_val: int = 200, n_test: int = 400
 ) -> tuple[list[dict], list[dict], list[dict]]:
     """(train, validation, test) FineHarm-format splits of one generated set."""
+    check_scalar(n_train, "n_train", "int", low=1)
+    check_scalar(n_val, "n_val", "int", low=0)
+    check_scalar(n_test, "n_test", "int", low=0)
     data = make_fineharm_like(n_train + n_val + n_test, seed=seed)
     return data[:n_train], data[n_train : n_train + n_val], data[n_train + n_val :]
 
@@ -56,6 +59,7 @@ def long_reply(n_words: int, seed: int = 0) -> tuple[str, str]:
     """(prompt, reply): a benign reply of exactly `n_words` whitespace-separated words, made
     of the generator's benign sentences (refusals, safety advice and everyday answers)."""
     check_scalar(n_words, "n_words", "int", low=1)
+    check_scalar(seed, "seed", "int", low=0)
     words: list[str] = []
     prompt = ""
     batch = 0

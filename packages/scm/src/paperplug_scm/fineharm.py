@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paperplug.checks import check_choice, check_sequence, check_type
+from paperplug.checks import check_choice, check_scalar, check_sequence, check_type
 from paperplug.extras import requires_extra
 
 IGNORE_INDEX = -100
@@ -35,6 +35,7 @@ class EncodedExample:
 def validate_example(example: Any, name: str = "example") -> None:
     """Raise a ValueError/TypeError naming `name` (e.g. "train[3]") and what is wrong with a
     FineHarm-format example."""
+    check_type(name, "name", str)
     check_type(example, name, dict, what="a FineHarm-format dict")
     missing = [f for f in FIELDS if f not in example]
     if missing:
@@ -56,6 +57,7 @@ def validate_example(example: Any, name: str = "example") -> None:
 
 def check_examples(value: Any, name: str) -> list[dict[str, Any]]:
     """A non-empty list of valid FineHarm-format examples; errors name `name[i]`."""
+    check_type(name, "name", str)
     examples = check_sequence(value, name, dict, what="FineHarm-format dicts")
     for i, ex in enumerate(examples):
         validate_example(ex, f"{name}[{i}]")
@@ -64,7 +66,8 @@ def check_examples(value: Any, name: str) -> list[dict[str, Any]]:
 
 def response_text(example: dict[str, Any], sep: str = " ") -> str:
     """The response as streamed text: the sentences joined by `sep`."""
-    return sep.join(example["sentences"])
+    validate_example(example)
+    return check_type(sep, "sep", str).join(example["sentences"])
 
 
 def prompt_prefix(prompt: str) -> str:
@@ -100,7 +103,11 @@ def token_labels(
     """Sentence/word labels to token labels on one example (the FineHarm recipe, §3)."""
     validate_example(example)
     if not getattr(tokenizer, "is_fast", False):
-        raise TypeError("token_labels needs a fast tokenizer (offset mapping) to align words")
+        raise TypeError(
+            "tokenizer must be a fast tokenizer (offset mapping): token_labels aligns words"
+        )
+    check_type(sep, "sep", str)
+    check_scalar(max_length, "max_length", "int", low=1)
     prompt_ids = encode_prompt(tokenizer, example["prompt"])
     text = response_text(example, sep)
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
@@ -132,6 +139,8 @@ def encode_fineharm(
 ) -> list[EncodedExample]:
     """`token_labels` over a list of examples (validated first, so errors name the index)."""
     examples = check_examples(examples, "examples")
+    check_type(sep, "sep", str)
+    check_scalar(max_length, "max_length", "int", low=1)
     return [token_labels(ex, tokenizer, sep=sep, max_length=max_length) for ex in examples]
 
 
@@ -150,6 +159,7 @@ def _normalise(row: dict[str, Any], index: int) -> dict[str, Any]:
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """A user's own FineHarm-shaped data: one JSON object per line with the five fields."""
     rows = []
+    check_type(path, "path", (str, os.PathLike), what="a file path")
     with open(path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
             if line.strip():

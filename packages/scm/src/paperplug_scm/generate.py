@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperplug import stream_chat
+from paperplug.checks import check_type
 from paperplug_scm.streaming import Decision, StreamingMonitor, prompt_of
 
 
@@ -45,6 +46,7 @@ def monitored_generate(
     Keywords go to the chat model (max_tokens, temperature, ...). The generator is closed
     when the monitor stops, so the model produces no further tokens.
     """
+    check_type(monitor, "monitor", StreamingMonitor)
     if isinstance(prompt, str):
         messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     elif isinstance(prompt, Sequence) and all(isinstance(m, dict) for m in prompt):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from paperplug.checks import check_choice, check_scalar
+from paperplug.checks import check_choice, check_scalar, check_tensor
 from paperplug_scm.fineharm import IGNORE_INDEX
 
 REDUCTIONS = ("max", "min", "avg")
@@ -25,6 +25,17 @@ def logic_consistency_loss(
 ) -> torch.Tensor:
     """Mean over the batch of −log clamp(1 − c_hol + c_hol·reduce_i(c_tok,i·mask_i), 1e-8)."""
     check_choice(reduce, "reduce", REDUCTIONS)
+    # checked, not replaced: the checked copies are detached and the loss needs the gradients
+    batch = len(check_tensor(response_logits, "response_logits", shape=(None, 2)))
+    seq = check_tensor(token_logits, "token_logits", shape=(batch, None, 2)).shape[1]
+    check_tensor(token_mask, "token_mask", dtype="bool", shape=(batch, seq))
+    return _logic_loss(response_logits, token_logits, token_mask, reduce)
+
+
+def _logic_loss(
+    response_logits: torch.Tensor, token_logits: torch.Tensor, token_mask: torch.Tensor, reduce: str
+) -> torch.Tensor:
+    """`logic_consistency_loss` on the model's own outputs (unchecked: every training step)."""
     c_hol = response_logits.softmax(-1)[..., 1]  # (batch,)
     c_tok = token_logits.softmax(-1)[..., 1] * token_mask.to(token_logits.dtype)  # (batch, seq)
     if reduce == "max":
@@ -61,6 +72,6 @@ class DualSupervisionLoss(torch.nn.Module):
             else token_logits.sum() * 0
         )
         response_ce = F.cross_entropy(response_logits, response_labels)
-        logic = logic_consistency_loss(response_logits, token_logits, labelled, reduce=self.reduce)
+        logic = _logic_loss(response_logits, token_logits, labelled, self.reduce)
         total = self.alpha * token_ce + (1 - self.alpha) * response_ce + self.gamma * logic
         return {"loss": total, "token": token_ce, "response": response_ce, "logic": logic}

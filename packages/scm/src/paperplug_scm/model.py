@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from paperplug import seeded_torch
-from paperplug.checks import check_choice, check_scalar
+from paperplug.checks import check_choice, check_scalar, check_sequence, check_type
 
 HEADS_FILE = "scm_heads.pt"
 CONFIG_FILE = "scm_config.json"
@@ -62,7 +62,8 @@ class SCMModel(nn.Module):
             raise TypeError(f"backbone must be a torch module, got {type(backbone).__name__}")
         self.backbone = decoder_of(backbone)
         h = hidden_size_of(self.backbone)
-        self.dropout_p = dropout
+        self.dropout_p = check_scalar(dropout, "dropout", low=0.0, high=1.0, inclusive="left")
+        check_scalar(seed, "seed", "int", low=0)
         self.frame = check_scalar(frame, "frame", "int", low=1, allow_none=True)
         self.dropout = nn.Dropout(dropout)
         with seeded_torch(seed):  # nn.Linear draws a default init: keep the caller's generator
@@ -209,6 +210,12 @@ def score_responses(
 ) -> list[list[float]]:
     """P(harmful) of every response token, one forward per batch of frames (causal, so equal
     to what the streaming monitor computes token by token, frame by frame)."""
+    from paperplug_scm.fineharm import EncodedExample
+
+    check_type(model, "model", SCMModel)
+    check_sequence(encoded, "encoded", EncodedExample, min_len=0, what="EncodedExamples")
+    check_choice(head, "head", HEADS)
+    check_scalar(batch_size, "batch_size", "int", low=1)
     was_training = model.training
     model.eval()
     out: list[list[float]] = [[] for _ in encoded]

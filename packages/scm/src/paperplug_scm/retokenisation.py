@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paperplug.checks import check_choice
+from paperplug.checks import check_choice, check_scalar, check_type
 
 MODES = ("tail", "full")
 
@@ -28,10 +28,22 @@ PROBE = (
 )
 
 
+def check_tokenizer(tokenizer: Any) -> Any:
+    """A Hugging Face tokenizer: callable on text, with `decode`."""
+    if not callable(tokenizer) or not callable(getattr(tokenizer, "decode", None)):
+        raise TypeError(
+            f"tokenizer must be a Hugging Face tokenizer, got {type(tokenizer).__name__}"
+        )
+    return tokenizer
+
+
 def hold_back(text: str, judged: int, max_hold: int | None) -> tuple[int, bool]:
     """How far `text` can be judged now, given that `text[:judged]` already is: (end,
     at_boundary). The end is the start of the last whitespace run, since the word after it
     may still grow; or all of `text`, when more than `max_hold` characters would wait."""
+    check_type(text, "text", str)
+    check_scalar(judged, "judged", "int", low=0, high=len(text))
+    check_scalar(max_hold, "max_hold", "int", low=0, allow_none=True)
     end = len(text)
     while end > judged and not text[end - 1].isspace():  # the trailing word
         end -= 1
@@ -47,7 +59,7 @@ class IncrementalTokens:
     or the whole prefix (mode "full")."""
 
     def __init__(self, tokenizer: Any, mode: str = "tail") -> None:
-        self.tokenizer, self.mode = tokenizer, check_choice(mode, "mode", MODES)
+        self.tokenizer, self.mode = check_tokenizer(tokenizer), check_choice(mode, "mode", MODES)
         self.ids: list[int] = []
         self.end = 0
         self._bounds: list[tuple[int, int]] = []  # (boundary char, ids before it), the last few
@@ -83,6 +95,8 @@ class IncrementalTokens:
 def tail_retokenisation_is_exact(tokenizer: Any, text: str = PROBE) -> bool:
     """Whether tail re-tokenisation gives the ids of a full pass at every step on `text`
     streamed character by character, with and without forced commits (`max_hold`)."""
+    check_tokenizer(tokenizer)
+    check_type(text, "text", str)
     for max_hold in (None, 3):
         inc = IncrementalTokens(tokenizer, "tail")
         for n in range(1, len(text) + 1):

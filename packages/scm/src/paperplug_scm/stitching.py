@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from paperplug.checks import check_scalar
-from paperplug_scm.fineharm import check_examples
+from paperplug_scm.fineharm import check_examples, validate_example
 
 
 def n_words(example: dict[str, Any]) -> int:
     """Whitespace-separated words of an example's reply."""
+    validate_example(example)
     return sum(len(s.split()) for s in example["sentences"])
 
 
@@ -45,6 +46,7 @@ def stitch_replies(
     it. Each answers the prompt of the reply it starts with."""
     examples = check_examples(examples, "examples")
     n = check_scalar(n, "n", "int", low=0)
+    check_scalar(seed, "seed", "int", low=0)
     min_words = check_scalar(min_words, "min_words", "int", low=1)
     max_words = check_scalar(max_words, "max_words", "int", low=min_words)
     harmful_fraction = check_scalar(harmful_fraction, "harmful_fraction", low=0.0, high=1.0)

@@ -10,10 +10,11 @@ false flags add up on long replies. The windowed variant (ours, opt-in) counts o
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_array, check_scalar
 
 RULES = ("naive", "delay")
 
@@ -23,6 +24,18 @@ def check_rule(theta: float, k: int, window: int | None = None) -> tuple[float, 
     theta = check_scalar(theta, "theta", low=0.0, high=1.0, inclusive="right")
     k = check_scalar(k, "k", "int", low=1)
     return theta, k, check_scalar(window, "window", "int", low=k, allow_none=True)
+
+
+def check_scores(scores: Any, name: str = "scores") -> np.ndarray:
+    """One reply's token scores: probabilities in [0, 1] (none at all: an empty reply)."""
+    if isinstance(scores, (str, bytes)) or not isinstance(scores, Iterable):
+        raise TypeError(f"{name} must be a sequence of token scores, got {type(scores).__name__}")
+    out = check_array(list(scores), name, ndim=1, min_samples=0)
+    if out.size and (out.min() < 0 or out.max() > 1):
+        raise ValueError(
+            f"{name} must hold probabilities in [0, 1], got [{out.min()}, {out.max()}]"
+        )
+    return out
 
 
 class DelayKCounter:
@@ -48,6 +61,7 @@ class DelayKCounter:
         return self._flagged_before[end] - self._flagged_before[start]
 
     def update(self, score: float) -> bool:
+        check_scalar(score, "score", low=0.0, high=1.0)
         self._flagged_before.append(self._flagged_before[-1] + int(score >= self.theta))
         return self.stop
 
@@ -65,7 +79,7 @@ def delay_k_stop(
     """0-based index of the token at which delay-k stops, or None if it never does (what
     `DelayKCounter` says token by token, in one pass of array arithmetic)."""
     theta, k, window = check_rule(theta, k, window)
-    flagged = np.concatenate([[0], np.cumsum(np.asarray(list(scores), dtype=float) >= theta)])
+    flagged = np.concatenate([[0], np.cumsum(check_scores(scores) >= theta)])
     ends = np.arange(1, len(flagged))
     starts = ends * 0 if window is None else np.maximum(ends - window, 0)
     fired = np.flatnonzero(flagged[ends] - flagged[starts] >= k)

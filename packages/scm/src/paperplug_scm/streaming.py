@@ -30,6 +30,7 @@ from paperplug_scm.fineharm import encode_prompt
 from paperplug_scm.model import HEADS, SCMModel, context_start
 from paperplug_scm.retokenisation import (
     IncrementalTokens,
+    check_tokenizer,
     hold_back,
     tail_retokenisation_is_exact,
 )
@@ -57,6 +58,7 @@ class Decision:
 def prompt_of(context: Mapping[str, Any]) -> str:
     """The prompt a reply answers: `context["prompt"]`, else the last user message of
     `context["messages"]` (what `guard.wrap` passes), else ""."""
+    check_type(context, "context", Mapping, what="a mapping (prompt or messages)")
     prompt = context.get("prompt")
     if prompt is None:
         users = [m for m in context.get("messages") or () if m.get("role") == "user"]
@@ -69,7 +71,7 @@ class MonitorSession:
     `finish()` at the end of the stream; `decision` says whether to stop."""
 
     def __init__(self, monitor: StreamingMonitor) -> None:
-        self.monitor = monitor
+        self.monitor = check_type(monitor, "monitor", StreamingMonitor)
         self.start("")
 
     def start(self, prompt: str = "") -> MonitorSession:
@@ -235,7 +237,7 @@ class StreamingMonitor:
         self.retokenise = check_choice(retokenise, "retokenise", RETOKENISE)
         self.max_hold = check_scalar(max_hold, "max_hold", "int", low=1, allow_none=True)
         self.max_sessions = check_scalar(max_sessions, "max_sessions", "int", low=1)
-        self.model, self.tokenizer = model.eval(), tokenizer
+        self.model, self.tokenizer = model.eval(), check_tokenizer(tokenizer)
         if retokenise == "auto":
             exact = tail_retokenisation_is_exact(tokenizer)
             self.retokenise_mode = "tail" if exact else "full"

@@ -12,7 +12,7 @@ import random
 import re
 from typing import Any
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_sequence, check_type
 
 FUNCTION_WORDS = frozenset(
     [
@@ -258,6 +258,8 @@ def split_words(sentence: str) -> list[str]:
 
 def notional_labels(words: list[str], harmful: bool) -> list[int]:
     """FineHarm's word rule: in a harmful sentence, notional words are 1, function words 0."""
+    words = check_sequence(words, "words", str, min_len=0, what="words")
+    check_type(harmful, "harmful", bool)
     return [int(harmful and w.lower() not in FUNCTION_WORDS) for w in words]
 
 
@@ -278,6 +280,7 @@ def make_fineharm_like(
     """`n` FineHarm-format examples: prompt, sentences, sentence_labels, words, word_labels."""
     check_scalar(n, "n", "int", low=1)
     check_scalar(harmful_fraction, "harmful_fraction", low=0.0, high=1.0)
+    check_scalar(seed, "seed", "int", low=0)
     rng = random.Random(seed)
     out = []
     for _ in range(n):
@@ -311,6 +314,8 @@ def build_word_tokenizer(texts: list[str], *, min_count: int = 1) -> Any:
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
+    texts = check_sequence(texts, "texts", str, what="texts")
+    check_scalar(min_count, "min_count", "int", low=1)
     counts: dict[str, int] = {}
     for text in texts:
         for w in split_words(text):

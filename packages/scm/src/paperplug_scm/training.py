@@ -19,6 +19,7 @@ import torch
 from paperplug import History, seeded_torch
 from paperplug.checks import (
     check_choice,
+    check_device,
     check_is_fitted,
     check_scalar,
     check_sequence,
@@ -138,6 +139,11 @@ class SCMTrainer:
         check_type(self.backbone, "backbone", kinds, what="None, a name/path or a torch module")
         if isinstance(self.backbone, torch.nn.Module) and self.tokenizer is None:
             raise ValueError("a torch-module backbone needs its tokenizer= as well")
+        if self.tokenizer is not None and not getattr(self.tokenizer, "is_fast", False):
+            raise TypeError(  # token labels align words through the offset mapping
+                "tokenizer must be None or a fast Hugging Face tokenizer (is_fast, with "
+                f"offset mapping), got {type(self.tokenizer).__name__}"
+            )
         DualSupervisionLoss(self.alpha, self.gamma, self.reduce)  # alpha, gamma, reduce
         check_choice(self.head, "head", HEADS)
         check_scalar(self.learning_rate, "learning_rate", low=0.0, inclusive="neither")
@@ -160,6 +166,8 @@ class SCMTrainer:
         check_scalar(self.val_words, "val_words", "int", low=1)
         check_type(self.tiny, "tiny", (dict, type(None)), what="None or a dict of sizes")
         check_scalar(self.seed, "seed", "int")
+        check_device(self.device)
+        check_type(self.progress, "progress", bool)
 
     def _build(self, texts: list[str]) -> None:
         if self.backbone is None:
