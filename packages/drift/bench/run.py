@@ -791,25 +791,10 @@ def llm_detector(out, per_source, max_tokens, modes=("free", "units"), calibrati
 def _pool(results, wall, cpu):
     """One `recipe.evaluate` summary of several (counts summed), with the medians of the
     per-result times `wall` and `cpu` (ms) of all of them."""
-    import statistics
+    from paperplug_drift import recipe
 
-    keys = ("injected", "found", "removed", "benign", "benign_changed", "clean")
-    keys += ("clean_untouched", "json_fields", "json_kept", "withheld")
-    n = {k: sum(r[k] for r in results) for k in keys}
-
-    def pct(a, b):
-        return 100.0 * n[a] / n[b] if n[b] else float("nan")
-
-    return {
-        **n,
-        "found_pct": pct("found", "injected"),
-        "removed_pct": pct("removed", "injected"),
-        "untouched_pct": pct("clean_untouched", "clean"),
-        "lookalikes_changed_pct": pct("benign_changed", "benign"),
-        "json_kept_pct": pct("json_kept", "json_fields"),
-        "median_ms": statistics.median(wall),
-        "median_cpu_ms": statistics.median(cpu),
-    }
+    n = {k: sum(r[k] for r in results) for k in recipe.COUNTS}
+    return recipe.summarize(n, wall, cpu)
 
 
 def agentdojo_detectors(suites, attacks, detectors, out):

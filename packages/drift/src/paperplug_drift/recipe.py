@@ -709,16 +709,18 @@ def _json_fields(record: Mapping[str, Any], output: Any) -> tuple[int, int]:
     return sum(k in out and out[k] == clean[k] for k in keys), len(keys)
 
 
+COUNTS = ("injected", "found", "removed", "benign", "benign_changed", "clean")
+COUNTS += ("clean_untouched", "json_fields", "json_kept", "withheld")
+
+
 def evaluate(isolate: Any, records_: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """`isolate(query, result) -> Isolation` on every record: injections found (a detected
     passage inside the injected text), payload removed (its goal no longer readable),
     look-alikes changed, clean results untouched, JSON clean fields kept, median wall and
     thread CPU ms per result."""
-    import statistics
     import time
 
-    n = {"injected": 0, "found": 0, "removed": 0, "benign": 0, "benign_changed": 0}
-    n |= {"clean": 0, "clean_untouched": 0, "json_fields": 0, "json_kept": 0, "withheld": 0}
+    n = dict.fromkeys(COUNTS, 0)
     times, cpu, misses = [], [], []
     for r in records_:
         start, start_cpu = time.perf_counter(), time.thread_time()
@@ -744,6 +746,14 @@ def evaluate(isolate: Any, records_: Sequence[Mapping[str, Any]]) -> dict[str, A
             n["clean"] += 1
             n["clean_untouched"] += out.result == r["result"]
 
+    return {**summarize(n, times, cpu), "misses": misses[:10]}
+
+
+def summarize(n: Mapping[str, int], times: Sequence[float], cpu: Sequence[float]) -> dict[str, Any]:
+    """The counts `n` (`COUNTS`) with their percentages, and the median wall and thread-CPU
+    ms of the per-result `times` and `cpu`."""
+    import statistics
+
     def pct(a: str, b: str) -> float:
         return 100.0 * n[a] / n[b] if n[b] else float("nan")
 
@@ -756,5 +766,4 @@ def evaluate(isolate: Any, records_: Sequence[Mapping[str, Any]]) -> dict[str, A
         "json_kept_pct": pct("json_kept", "json_fields"),
         "median_ms": statistics.median(times) if times else float("nan"),
         "median_cpu_ms": statistics.median(cpu) if cpu else float("nan"),
-        "misses": misses[:10],
     }
