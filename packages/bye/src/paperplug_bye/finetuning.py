@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from paperplug.checks import check_scalar, check_sequence, check_type
+from paperplug.checks import check_scalar, check_type
 from paperplug.harness import progress as progress_bar
 from paperplug_bye.prompting import (
     PROMPT_TEMPLATE,
@@ -27,6 +27,7 @@ from paperplug_bye.prompting import (
     check_template,
     encode_with_answers,
     model_device,
+    row_answers,
 )
 
 TRAINED_ON = "paperplug_bye_trained_on"  # model attribute: digests of the fine-tuning rows
@@ -143,12 +144,7 @@ def answers_correct(
     rows = check_rows(dataset, answers=answers is None)
     check_template(template)
     check_scalar(batch_size, "batch_size", "int", low=1)
-    if answers is None:
-        answers = [r["answer"] for r in rows]
-    else:
-        answers = check_sequence(answers, "answers", str, what="strings")
-        if len(answers) != len(rows):
-            raise ValueError(f"answers must hold one per row ({len(rows)}), got {len(answers)}")
+    answers = row_answers(rows, answers)
     out, device = [], model_device(model)
     for start in range(0, len(rows), batch_size):
         part = slice(start, start + batch_size)

@@ -45,6 +45,16 @@ def check_rows(
     return rows
 
 
+def row_answers(rows: Sequence[Mapping[str, Any]], answers: Any) -> list[str]:
+    """One answer string per row: `answers` checked, or each row's own when None."""
+    if answers is None:
+        return [r["answer"] for r in rows]
+    answers = check_sequence(answers, "answers", str, what="strings")
+    if len(answers) != len(rows):
+        raise ValueError(f"answers must hold one per row ({len(rows)}), got {len(answers)}")
+    return list(answers)
+
+
 def check_indices(removed: Any, n: int, name: str = "removed") -> list[int]:
     """Row indices in [0, n) (the rows a filter removes)."""
     if isinstance(removed, (str, bytes)) or not hasattr(removed, "__iter__"):
@@ -126,12 +136,7 @@ def encode_with_answers(
     """
     prompt_len = encode_prompts(processor, rows, template)["attention_mask"].sum(1)
     rows = check_rows(rows, "rows", answers=answers is None)
-    if answers is None:
-        answers = [r["answer"] for r in rows]
-    else:
-        answers = check_sequence(answers, "answers", str, what="strings")
-        if len(answers) != len(rows):
-            raise ValueError(f"answers must hold one per row ({len(rows)}), got {len(answers)}")
+    answers = row_answers(rows, answers)
     texts = [
         template.format(question=r["question"]) + " " + a
         for r, a in zip(rows, answers, strict=True)
