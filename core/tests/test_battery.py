@@ -459,3 +459,15 @@ def test_torch_generators_are_compared_by_their_state():
     assert same(kept, rng)
     rng.random()
     assert not same(kept, rng)
+
+
+def test_scipy_sparse_matrices_are_compared_by_their_values():
+    import copy
+
+    from scipy import sparse
+
+    a = sparse.csr_matrix(np.array([[1.0, 0.0], [0.0, np.nan]]))
+    b = copy.deepcopy(a)
+    assert same(a, b)  # a deep copy is the same value (NaN equal to NaN)
+    b[0, 1] = 2.0
+    assert not same(a, b)

@@ -154,6 +154,8 @@ def same(a: Any, b: Any, _seen: set[tuple[int, int]] | None = None) -> bool:
             )
             and same(a.graph, b.graph, seen)
         )
+    if type(a).__module__.startswith("scipy.sparse") and hasattr(a, "nnz"):  # scipy sparse
+        return same(a.toarray(), b.toarray(), seen)
     if hasattr(a, "__array__") and hasattr(a, "shape"):  # numpy array
         import numpy as np
 

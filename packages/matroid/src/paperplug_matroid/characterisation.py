@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from paperplug_matroid.matroids import Matroid, as_matroid
+from paperplug.checks import check_scalar, check_type
+from paperplug_matroid.matroids import Matroid, matroid_argument
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Groups:
 def as_groups(groups: Any, matroid: Matroid) -> Groups:
     """Group labels per element (array-like aligned with the ground set), or a mapping
     {element label: group}. Labels are ordered by np.unique (sorted), never by hashing."""
+    check_type(matroid, "matroid", Matroid)
     if isinstance(groups, dict):
         missing = [lab for lab in matroid.labels if lab not in groups]
         if missing:
@@ -59,7 +61,7 @@ def as_groups(groups: Any, matroid: Matroid) -> Groups:
     try:
         labels, of = np.unique(np.asarray(values), return_inverse=True)
     except TypeError as exc:
-        raise TypeError(f"group labels must be comparable (sortable): {exc}") from exc
+        raise TypeError(f"groups must hold comparable (sortable) labels: {exc}") from exc
     members = [np.flatnonzero(of == c).tolist() for c in range(len(labels))]
     return Groups(labels=labels.tolist(), members=members, of=of.reshape(-1))
 
@@ -92,6 +94,10 @@ class FairPoint:
 
 def union_ranks(matroid: Matroid, groups: Groups) -> dict[tuple[int, ...], int]:
     """f(S) = r(G_S) for every non-empty set S of group indices (2^C − 1 rank calls)."""
+    check_type(matroid, "matroid", Matroid)
+    check_type(groups, "groups", Groups, what="a Groups (see as_groups)")
+    if len(groups.of) != matroid.n:
+        raise ValueError(f"groups covers {len(groups.of)} elements, the matroid has {matroid.n}")
     out: dict[tuple[int, ...], int] = {}
     for size in range(1, groups.C + 1):
         for subset in itertools.combinations(range(groups.C), size):
@@ -99,17 +105,40 @@ def union_ranks(matroid: Matroid, groups: Groups) -> dict[tuple[int, ...], int]:
     return out
 
 
-def fair_point(matroid: Any, groups: Any, *, max_groups: int = 20) -> FairPoint:
-    """λ*, the tight set, the fair quotas and the price of opportunity fairness (exact, in
-    rational arithmetic; exponential in the number of groups C only)."""
-    matroid = as_matroid(matroid)
+def problem_arguments(
+    matroid: Any, groups: Any, max_groups: int | None = None
+) -> tuple[Matroid, Groups]:
+    """The matroid and its groups from what the caller passed, checked; at most `max_groups`
+    groups where given (the characterisation costs 2^C rank calls)."""
+    check_scalar(max_groups, "max_groups", "int", low=1, allow_none=True)
+    matroid = matroid_argument(matroid, "matroid")
     groups = groups if isinstance(groups, Groups) else as_groups(groups, matroid)
+    if len(groups.of) != matroid.n:
+        raise ValueError(f"groups covers {len(groups.of)} elements, the matroid has {matroid.n}")
     if groups.C == 0:
-        raise ValueError("there are no agents, so no groups")
-    if max_groups < groups.C:
+        raise ValueError("matroid has no agents, so groups has no group")
+    if max_groups is not None and max_groups < groups.C:
         raise ValueError(
             f"{groups.C} groups: the characterisation costs 2^C rank calls (max_groups={max_groups})"
         )
+    return matroid, groups
+
+
+def point_argument(point: Any, groups: Groups) -> FairPoint | None:
+    """`point` when None or the fair point of these groups, else an error naming it."""
+    if point is not None:
+        check_type(point, "point", FairPoint, what="a FairPoint (see fair_point) or None")
+        if list(point.quotas) != groups.labels:
+            raise ValueError(
+                f"point is the fair point of groups {list(point.quotas)}, not of {groups.labels}"
+            )
+    return point
+
+
+def fair_point(matroid: Any, groups: Any, *, max_groups: int = 20) -> FairPoint:
+    """λ*, the tight set, the fair quotas and the price of opportunity fairness (exact, in
+    rational arithmetic; exponential in the number of groups C only)."""
+    matroid, groups = problem_arguments(matroid, groups, max_groups)
     f = union_ranks(matroid, groups)
     r = [f[(c,)] for c in range(groups.C)]
     total = matroid.rank(range(matroid.n))

@@ -22,8 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from paperplug_matroid.characterisation import FairPoint, Groups, as_groups, fair_point
-from paperplug_matroid.matroids import Matroid, TransversalMatroid, as_matroid
+from paperplug_matroid.characterisation import (
+    FairPoint,
+    Groups,
+    fair_point,
+    point_argument,
+    problem_arguments,
+)
+from paperplug_matroid.matroids import Matroid, TransversalMatroid
 
 
 @dataclass
@@ -157,9 +163,8 @@ def integral_allocation(
     matroid: Any, groups: Any, point: FairPoint | None = None
 ) -> IntegralAllocation:
     """The largest allocation with at most ⌊y*_c⌋ agents of each group c."""
-    matroid = as_matroid(matroid)
-    groups = groups if isinstance(groups, Groups) else as_groups(groups, matroid)
-    point = point or fair_point(matroid, groups)
+    matroid, groups = problem_arguments(matroid, groups)
+    point = point_argument(point, groups) or fair_point(matroid, groups)
     caps = [
         math.floor(point.exact["lambda_star"] * point.group_ranks[lab]) for lab in groups.labels
     ]

@@ -18,8 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from paperplug_matroid.characterisation import FairPoint, Groups, as_groups, fair_point
-from paperplug_matroid.matroids import Matroid, as_matroid
+from paperplug.checks import check_scalar
+from paperplug_matroid.characterisation import (
+    FairPoint,
+    Groups,
+    fair_point,
+    point_argument,
+    problem_arguments,
+)
+from paperplug_matroid.matroids import Matroid
 
 
 @dataclass
@@ -74,13 +81,9 @@ def fair_lottery(
     max_rounds: int = 10_000,
 ) -> Lottery:
     """A lottery over independent sets whose expected group counts are the fair quotas."""
-    matroid = as_matroid(matroid)
-    groups = groups if isinstance(groups, Groups) else as_groups(groups, matroid)
-    if max_groups < groups.C:
-        raise ValueError(
-            f"{groups.C} groups: the fair point costs 2^C rank calls (max_groups={max_groups})"
-        )
-    point = point or fair_point(matroid, groups)
+    check_scalar(max_rounds, "max_rounds", "int", low=1)
+    matroid, groups = problem_arguments(matroid, groups, max_groups)
+    point = point_argument(point, groups) or fair_point(matroid, groups)
     target = np.array([point.quotas[lab] for lab in groups.labels])
     # Start from the empty set and each group alone; price further vertices by the duals.
     candidates: dict[tuple[int, ...], list[int]] = {}

@@ -8,11 +8,14 @@ graphic, uniform and partition matroids and any user rank oracle work the same w
 from __future__ import annotations
 
 import itertools
+import numbers
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+
+from paperplug.checks import check_graph, check_scalar, check_sequence, check_type
 
 
 class Matroid:
@@ -21,21 +24,35 @@ class Matroid:
     `labels[i]` names element i (an agent, an edge). Subclasses override `rank` and, where
     a faster one exists, `greedy` (a maximal independent set built in a given order)."""
 
+    size_name = "n"  # what sets the ground set's size, for messages
+
     def __init__(self, n: int, labels: Sequence[Hashable] | None = None) -> None:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"the ground set size must be a non-negative int, got {n!r}")
-        self.n = int(n)
-        self.labels = list(labels) if labels is not None else list(range(self.n))
-        if len(self.labels) != self.n:
-            raise ValueError(f"{len(self.labels)} labels for {self.n} elements")
+        self.n = check_scalar(n, "n", "int", low=0)
+        if labels is None:
+            self.labels: list[Hashable] = list(range(self.n))
+        else:
+            self.labels = check_sequence(labels, "labels", min_len=0)
+            if len(self.labels) != self.n:
+                raise ValueError(
+                    f"labels has {len(self.labels)} entries for {self.n} elements "
+                    f"({self.size_name})"
+                )
 
     def rank(self, elements: Iterable[int]) -> int:
         raise NotImplementedError
 
-    def _elements(self, elements: Iterable[int]) -> list[int]:
-        out = sorted({int(e) for e in elements})
+    def _elements(self, elements: Iterable[int], name: str = "elements") -> list[int]:
+        if isinstance(elements, (str, bytes)) or not isinstance(elements, Iterable):
+            raise TypeError(
+                f"{name} must be an iterable of element indices, got {type(elements).__name__}"
+            )
+        items = list(elements)
+        wrong = [e for e in items if isinstance(e, bool) or not isinstance(e, numbers.Integral)]
+        if wrong:
+            raise TypeError(f"{name} must hold int element indices, got {wrong[0]!r}")
+        out = sorted({int(e) for e in items})
         if out and not 0 <= out[0] <= out[-1] < self.n:
-            raise ValueError(f"elements must lie in 0..{self.n - 1}, got {out[0]}..{out[-1]}")
+            raise ValueError(f"{name} must lie in 0..{self.n - 1}, got {out[0]}..{out[-1]}")
         return out
 
     def is_independent(self, elements: Iterable[int]) -> bool:
@@ -107,6 +124,8 @@ class _MatchingExtension(Extension):
 class TransversalMatroid(Matroid):
     """Agents (rows) matched to resources (columns) of a bipartite biadjacency matrix: a set of
     agents is independent when all of them can be matched at once (rank = maximum matching)."""
+
+    size_name = "the rows of biadjacency"
 
     def __init__(self, biadjacency: Any, labels: Sequence[Hashable] | None = None) -> None:
         from scipy import sparse
@@ -212,14 +231,18 @@ class TransversalMatroid(Matroid):
     def from_graph(cls, graph: Any, agents: Iterable[Hashable] | None = None) -> TransversalMatroid:
         """From a networkx bipartite graph: agents are the nodes with `bipartite == 0` (or the
         `agents` given), resources the others; node order is the graph's insertion order."""
+        check_graph(graph, "graph", min_nodes=0)
         if agents is None:
             agents = [v for v, side in graph.nodes(data="bipartite") if side == 0]
             if not agents:
                 raise ValueError(
                     "no agent nodes: mark agents with bipartite=0 or pass agents=[...]"
                 )
-        agents = list(agents)
-        missing = [a for a in agents if a not in graph]
+        agents = check_sequence(agents, "agents")
+        try:
+            missing = [a for a in agents if a not in graph]
+        except TypeError as exc:  # an unhashable node
+            raise TypeError(f"agents must hold graph nodes: {exc}") from exc
         if missing:
             raise ValueError(f"agents not in the graph: {missing[:5]}")
         agent_set = set(agents)
@@ -264,9 +287,19 @@ class GraphicMatroid(Matroid):
     spanned minus connected components)."""
 
     def __init__(self, edges: Any) -> None:
-        pairs = list(edges.edges()) if hasattr(edges, "edges") else [tuple(e) for e in edges]
+        if hasattr(edges, "edges"):
+            pairs = list(edges.edges())
+        else:
+            items = check_sequence(edges, "edges", min_len=0, what="pairs (u, v)")
+            if any(isinstance(e, (str, bytes)) or not isinstance(e, Iterable) for e in items):
+                raise TypeError("edges must be pairs (u, v)")
+            pairs = [tuple(e) for e in items]
         if any(len(p) != 2 for p in pairs):
             raise ValueError("edges must be pairs (u, v)")
+        try:
+            {x for p in pairs for x in p}  # vertices must be hashable
+        except TypeError as exc:
+            raise TypeError(f"edges must join hashable vertices: {exc}") from exc
         super().__init__(len(pairs), labels=pairs)
         self.endpoints = pairs
         index: dict[Hashable, int] = {}
@@ -336,9 +369,7 @@ class UniformMatroid(Matroid):
 
     def __init__(self, n: int, k: int) -> None:
         super().__init__(n)
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ValueError(f"k must be a non-negative int, got {k!r}")
-        self.k = int(k)
+        self.k = check_scalar(k, "k", "int", low=0)
 
     def rank(self, elements: Iterable[int]) -> int:
         return min(len(self._elements(elements)), self.k)
@@ -379,7 +410,7 @@ class PartitionMatroid(Matroid):
         if caps.ndim != 1 or caps.dtype.kind not in "iu" or (caps < 0).any():
             raise ValueError("capacities must be non-negative integers")
         if blocks.size and not 0 <= blocks.min() <= blocks.max() < len(caps):
-            raise ValueError(f"block indices must lie in 0..{len(caps) - 1}")
+            raise ValueError(f"blocks must lie in 0..{len(caps) - 1} (indices of capacities)")
         super().__init__(len(blocks))
         self.blocks, self.capacities = blocks.copy(), caps.copy()
 
@@ -435,6 +466,7 @@ class RankOracleMatroid(Matroid):
     ) -> None:
         if not callable(rank_fn):
             raise TypeError(f"rank_fn must be callable, got {type(rank_fn).__name__}")
+        check_up_to = check_scalar(check_up_to, "check_up_to", "int", low=0)
         super().__init__(n, labels)
         self.rank_fn = rank_fn
         if self.n <= check_up_to:
@@ -450,7 +482,7 @@ class RankOracleMatroid(Matroid):
 def check_matroid_axioms(matroid: Matroid) -> None:
     """Raise ValueError unless r(∅) = 0, r(A) ≤ |A|, r(A + e) − r(A) ∈ {0, 1} and
     r(A + e) + r(A + f) ≥ r(A + e + f) + r(A) for every A and e, f (exhaustive: 2^n sets)."""
-    n = matroid.n
+    n = check_type(matroid, "matroid", Matroid).n
     if n > 16:
         raise ValueError(f"an exhaustive check needs n ≤ 16, got {n}")
     rank = {}
@@ -479,16 +511,26 @@ def check_matroid_axioms(matroid: Matroid) -> None:
 def as_matroid(obj: Any) -> Matroid:
     """A Matroid from what users bring: a Matroid; a networkx bipartite graph (agents marked
     bipartite=0); a scipy sparse or numpy agents × resources biadjacency matrix."""
+    return matroid_argument(obj, "obj")
+
+
+def matroid_argument(obj: Any, name: str) -> Matroid:
+    """`as_matroid` for the argument `name`: its errors name it as the caller wrote it."""
     import networkx as nx
     from scipy import sparse
 
     if isinstance(obj, Matroid):
         return obj
-    if isinstance(obj, nx.Graph):
-        return TransversalMatroid.from_graph(obj)
-    if sparse.issparse(obj) or isinstance(obj, (np.ndarray, list)):
+    if not (
+        isinstance(obj, nx.Graph) or sparse.issparse(obj) or isinstance(obj, (np.ndarray, list))
+    ):
+        raise TypeError(
+            f"{name} must be a Matroid, a networkx bipartite graph or an agents × resources "
+            f"biadjacency matrix, got {type(obj).__name__}"
+        )
+    try:
+        if isinstance(obj, nx.Graph):
+            return TransversalMatroid.from_graph(obj)
         return TransversalMatroid(obj)
-    raise TypeError(
-        "give a Matroid, a networkx bipartite graph or an agents × resources biadjacency matrix, "
-        f"got {type(obj).__name__}"
-    )
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name}: {exc}") from exc
