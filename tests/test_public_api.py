@@ -23,7 +23,6 @@ NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
     for slug in (
         "adaptgrad", "cauim", "chunking", "drift", "eareranker",
         "gateway", "llm", "nesy", "neurules", "prime", "rdx",
-        "semicentroid",
     )
 } | {
     "flux": {

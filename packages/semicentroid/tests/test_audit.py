@@ -137,7 +137,7 @@ def test_audit_rejects_bad_input():
         audit_fjr(inst, np.ones(6), time_limit=-1.0)
     with pytest.raises(TypeError, match="time_limit must be a real number"):
         audit_fjr(inst, np.ones(6), time_limit="1s")
-    with pytest.raises(ValueError, match="losses"):
+    with pytest.raises(ValueError, match="clustering holds NaN"):
         audit_core(inst, np.array([1.0, np.nan, 1, 1, 1, 1]))
     with pytest.raises(ValueError, match="n ≤ 16"):
         big = SemiCentroidInstance.from_points(np.arange(20.0)[:, None], 2)

@@ -3,7 +3,10 @@ selective switching with the slack c matched to the MCC's approximation factor �
 
 from __future__ import annotations
 
-from paperplug_semicentroid.instance import SemiCentroidInstance
+import numpy as np
+
+from paperplug.checks import check_choice, check_type
+from paperplug_semicentroid.instance import SemiCentroidInstance, check_instance
 from paperplug_semicentroid.loss import Clustering
 from paperplug_semicentroid.mcc import SEMIBALL_FACTOR
 from paperplug_semicentroid.peeling import cohesive_peeling
@@ -17,8 +20,9 @@ def semi_centroid_core(
 ) -> Clustering:
     """Algorithm 3: a c/(c-1)-core clustering (3 with the exact MCC, 2+√5 with the 2-approximate
     semi-ball MCC, within the paper's 3+2√3 polynomial-time bound). switching=False: Phase 1 only."""
-    if mcc not in MCC_FACTOR:
-        raise ValueError(f"mcc must be one of {sorted(MCC_FACTOR)}, got {mcc!r}")
+    check_instance(inst)
+    check_choice(mcc, "mcc", sorted(MCC_FACTOR))
+    check_type(switching, "switching", (bool, np.bool_), what="True or False")
     phase1 = cohesive_peeling(inst, mcc)
     alpha = MCC_FACTOR[mcc]
     if not switching:

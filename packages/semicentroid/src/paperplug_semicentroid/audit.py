@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from paperplug.checks import check_choice, check_scalar
-from paperplug_semicentroid.cliques import SearchTimeout, check_deadline, find_clique
-from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug.checks import check_array, check_choice, check_scalar
+from paperplug_semicentroid.cliques import SearchTimeout, check_deadline, clique_search
+from paperplug_semicentroid.instance import SemiCentroidInstance, check_instance
 from paperplug_semicentroid.loss import Clustering, losses
 from paperplug_semicentroid.mcc import exact_mcc, mcc_feasible, mcc_lower_bound, semiball_mcc
 
@@ -59,11 +59,12 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def _current_losses(inst: SemiCentroidInstance, clustering: Clustering | np.ndarray) -> np.ndarray:
+    check_instance(inst)
     if isinstance(clustering, Clustering):
         return losses(inst, clustering)
-    L = np.array(clustering, dtype=float)
-    if L.shape != (inst.n,) or not np.all(np.isfinite(L)) or np.any(L < 0):
-        raise ValueError(f"losses must be {inst.n} finite non-negative values")
+    L = check_array(clustering, "clustering", ndim=1, shape=(inst.n,), copy=True)
+    if np.any(L < 0):
+        raise ValueError(f"clustering (as losses) must be non-negative, got minimum {L.min()}")
     return L
 
 
@@ -146,7 +147,7 @@ def audit_core(
                 lo, hi = 0, len(cand) - 1
                 while lo <= hi:  # the largest candidate ρ with an m-clique in {P ≥ ρ}
                     mid = (lo + hi) // 2
-                    found = find_clique(cand[mid] <= P, m, deadline)
+                    found = clique_search(cand[mid] <= P, m, deadline)
                     if found is None:
                         hi = mid - 1
                     else:  # its own ratio, which may exceed ρ while the search is unfinished

@@ -7,6 +7,8 @@ import time
 
 import numpy as np
 
+from paperplug.checks import check_array, check_scalar
+
 
 class SearchTimeout(Exception):
     """Raised when an exact search runs past its deadline."""
@@ -48,6 +50,16 @@ def find_clique(adj: np.ndarray, size: int, deadline: float | None = None) -> li
 
     Only vertices with adj[v, v] True may be used. Branch and bound over bitsets after a
     (size-1)-core reduction; raises SearchTimeout past `deadline` (a time.perf_counter() value)."""
+    adj = check_array(adj, "adj", dtype="bool", ndim=2)
+    if adj.shape[0] != adj.shape[1]:
+        raise ValueError(f"adj must be square (V, V), got shape {adj.shape}")
+    check_scalar(size, "size", "int", low=0)
+    check_scalar(deadline, "deadline", allow_none=True)
+    return clique_search(adj, size, deadline)
+
+
+def clique_search(adj: np.ndarray, size: int, deadline: float | None) -> list[int] | None:
+    """`find_clique` on checked arguments (the searches' inner loop)."""
     check_deadline(deadline)
     if size <= 0:
         return []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from paperplug.checks import check_array, check_scalar
 from paperplug_semicentroid.instance import SemiCentroidInstance
 from paperplug_semicentroid.loss import Clustering
 
@@ -38,6 +39,9 @@ def build(X: np.ndarray, k: int, variant: str) -> SemiCentroidInstance:
 def kmeans_pp(X: np.ndarray, k: int, seed: int = 0) -> Clustering:
     """The peer: scikit-learn k-means++ (n_init=10); each cluster's centre is its data point
     nearest the mean, so its losses are semi-centroid losses over M = N."""
+    X = check_array(X, "X", ndim=2)
+    check_scalar(k, "k", "int", low=1, high=len(X))
+    check_scalar(seed, "seed", "int", low=0)
     from sklearn.cluster import KMeans
 
     km = KMeans(n_clusters=k, n_init=10, random_state=seed).fit(X)

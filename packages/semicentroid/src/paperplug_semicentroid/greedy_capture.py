@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug_semicentroid.instance import SemiCentroidInstance, check_instance
 from paperplug_semicentroid.loss import Clustering, best_center
 
 
 def centroid_greedy_capture(inst: SemiCentroidInstance) -> Clustering:
     """Balls grow around every candidate centre at one rate (in d^c); a centre opens when its
     ball holds ⌈n/k⌉ unassigned agents, and open balls keep capturing agents they reach."""
-    Dc, m = inst.Dc, inst.m
+    Dc, m = check_instance(inst).Dc, inst.m
     labels = np.full(inst.n, -1)
     opened: list[int] = []
     for delta in np.unique(Dc):
@@ -37,7 +37,7 @@ def centroid_greedy_capture(inst: SemiCentroidInstance) -> Clustering:
 def non_centroid_greedy_capture(inst: SemiCentroidInstance) -> Clustering:
     """Balls grow around unassigned agents (in d^m); once one holds ⌈n/k⌉ unassigned agents its
     m nearest form a cluster; the < m agents left form the last one. Centres: best for each."""
-    Dm, m = inst.Dm, inst.m
+    Dm, m = check_instance(inst).Dm, inst.m
     labels = np.full(inst.n, -1)
     clusters: list[np.ndarray] = []
     for delta in np.unique(Dm):

@@ -13,6 +13,7 @@ from dataclasses import InitVar, dataclass
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from paperplug.checks import check_array, check_scalar, check_type
 from paperplug_semicentroid.metric import NonMetricWarning, center_violation, triangle_violation
 
 Metric = str | Callable[[np.ndarray, np.ndarray], float]
@@ -37,6 +38,13 @@ def as_matrix(name: str, value: object, nonnegative: bool = True) -> np.ndarray:
     if nonnegative and np.any(arr < 0):
         raise ValueError(f"{name} has negative distances")
     return arr
+
+
+def check_instance(inst: object, name: str = "inst") -> SemiCentroidInstance:
+    """`inst` if it is a SemiCentroidInstance, else a TypeError naming `name`."""
+    return check_type(
+        inst, name, SemiCentroidInstance, what="a SemiCentroidInstance (see from_points)"
+    )
 
 
 def check_k(k: object, n: int, name: str = "k") -> int:
@@ -122,6 +130,12 @@ class SemiCentroidInstance:
     names: InitVar[tuple[str, str]] = ("Dm", "Dc")
 
     def __post_init__(self, names: tuple[str, str]) -> None:
+        if not (
+            isinstance(names, tuple | list)
+            and len(names) == 2
+            and all(isinstance(x, str) for x in names)
+        ):
+            raise TypeError(f"names must be two strings (how errors name Dm, Dc), got {names!r}")
         Dm, Dc = as_matrix(names[0], self.Dm), as_matrix(names[1], self.Dc)
         _check_square(names[0], Dm)
         n = Dm.shape[0]
@@ -157,6 +171,19 @@ class SemiCentroidInstance:
     @property
     def n_centers(self) -> int:
         return self.Dc.shape[1]
+
+    def check_agents(self, value: object, name: str) -> np.ndarray:
+        """`value` as distinct agent indices (a 1-D int array in 0..n-1); errors name `name`."""
+        arr = check_array(value, name, dtype="int", ndim=1)
+        if arr.min() < 0 or arr.max() >= self.n:
+            raise ValueError(f"{name} must hold agent indices in 0..{self.n - 1}, got {arr}")
+        if len(np.unique(arr)) != len(arr):
+            raise ValueError(f"{name} must hold distinct agents, got {arr}")
+        return arr
+
+    def check_center(self, value: object, name: str) -> int:
+        """`value` as a candidate centre's index in 0..|M|-1; errors name `name`."""
+        return check_scalar(value, name, "int", low=0, high=self.n_centers - 1)
 
     @property
     def m(self) -> int:

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug.checks import check_type
+from paperplug_semicentroid.instance import SemiCentroidInstance, check_instance
 
 
 @dataclass
@@ -32,14 +33,28 @@ class Clustering:
         )
 
 
+def check_clustering_type(clustering: object, name: str, inst: SemiCentroidInstance) -> Clustering:
+    """`clustering` if it is a Clustering of the instance's n agents, else an error naming
+    `name`."""
+    check_type(clustering, name, Clustering, what="a Clustering")
+    if np.shape(clustering.labels) != (inst.n,):
+        raise ValueError(
+            f"{name} must label the instance's {inst.n} agents, its labels have shape "
+            f"{np.shape(clustering.labels)}"
+        )
+    return clustering
+
+
 def coalition_losses(inst: SemiCentroidInstance, members: np.ndarray, y: int) -> np.ndarray:
     """ℓ_i(S, y) for each i in S = members: (|S|,)."""
-    members = np.asarray(members, dtype=int)
+    members = check_instance(inst).check_agents(members, "members")
+    y = inst.check_center(y, "y")
     return inst.Dm[np.ix_(members, members)].max(axis=1) + inst.Dc[members, y]
 
 
 def check_clustering(inst: SemiCentroidInstance, labels: object, centers: object) -> Clustering:
     """Validate a user's (labels, centres) against the instance and return a Clustering."""
+    check_instance(inst)
     labels = np.array(labels, copy=True)
     centers = np.array(centers, copy=True)
     if labels.shape != (inst.n,):
@@ -57,6 +72,8 @@ def check_clustering(inst: SemiCentroidInstance, labels: object, centers: object
 
 def losses(inst: SemiCentroidInstance, clustering: Clustering) -> np.ndarray:
     """Each agent's loss ℓ_i(X) under the clustering: (n,)."""
+    check_instance(inst)
+    check_clustering_type(clustering, "clustering", inst)
     out = np.zeros(inst.n)
     for t, y in enumerate(clustering.centers):
         idx = np.flatnonzero(clustering.labels == t)
@@ -67,7 +84,7 @@ def losses(inst: SemiCentroidInstance, clustering: Clustering) -> np.ndarray:
 
 def best_center(inst: SemiCentroidInstance, members: np.ndarray) -> tuple[int, float]:
     """The centre y ∈ M minimising max_{i∈S} ℓ_i(S, y), and that value."""
-    members = np.asarray(members, dtype=int)
+    members = check_instance(inst).check_agents(members, "members")
     nc = inst.Dm[np.ix_(members, members)].max(axis=1)  # (|S|,)
     worst = (nc[:, None] + inst.Dc[members]).max(axis=0)  # (|M|,)
     y = int(np.argmin(worst))

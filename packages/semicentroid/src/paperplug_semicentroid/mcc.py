@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperplug_semicentroid.cliques import check_deadline, find_clique
-from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug.checks import check_choice, check_scalar
+from paperplug_semicentroid.cliques import check_deadline, clique_search
+from paperplug_semicentroid.instance import SemiCentroidInstance, check_instance
 from paperplug_semicentroid.loss import best_center, coalition_losses
 
 SEMIBALL_FACTOR = 2.0  # max loss of the semi-ball cluster is at most 2 × the optimum
@@ -24,10 +25,9 @@ class Cohesive:
 
 
 def _agents(inst: SemiCentroidInstance, agents: np.ndarray | None, m: int | None):
-    R = np.arange(inst.n) if agents is None else np.asarray(agents, dtype=int)
-    m = inst.m if m is None else int(m)
-    if not 1 <= m <= len(R):
-        raise ValueError(f"need 1 <= m <= |agents|, got m={m} with {len(R)} agents")
+    check_instance(inst)
+    R = np.arange(inst.n) if agents is None else inst.check_agents(agents, "agents")
+    m = inst.m if m is None else check_scalar(m, "m", "int", low=1, high=len(R))
     return R, m
 
 
@@ -78,7 +78,7 @@ def mcc_feasible(
         if len(ok) < m:
             continue
         sub = Dm_R[np.ix_(ok, ok)] + np.maximum(dc[ok][:, None], dc[ok][None, :])
-        found = find_clique(sub <= r, m, deadline)
+        found = clique_search(sub <= r, m, deadline)
         if found is not None:
             members = np.sort(R[ok[found]])
             return Cohesive(members, y, float(coalition_losses(inst, members, y).max()))
@@ -94,6 +94,7 @@ def exact_mcc(
     """Exact MCC by binary search over the candidate values d^m(i,j) + d^c(i,y), each step an
     m-clique test; bracketed by the semi-ball bounds (κ_(m) ≤ OPT ≤ semi-ball radius)."""
     R, m = _agents(inst, agents, m)
+    check_scalar(deadline, "deadline", allow_none=True)
     upper = semiball_mcc(inst, R, m)
     Dm_R = inst.Dm[np.ix_(R, R)]
     lower = mcc_lower_bound(inst, R, m)
@@ -117,8 +118,5 @@ def most_cohesive_cluster(
     method: str = "semiball",
 ) -> Cohesive:
     """MCC among `agents` (default all) of size m (default ⌈n/k⌉); method "exact" or "semiball"."""
-    if method == "exact":
-        return exact_mcc(inst, agents, m)
-    if method == "semiball":
-        return semiball_mcc(inst, agents, m)
-    raise ValueError(f"method must be 'exact' or 'semiball', got {method!r}")
+    check_choice(method, "method", ("exact", "semiball"))
+    return (exact_mcc if method == "exact" else semiball_mcc)(inst, agents, m)

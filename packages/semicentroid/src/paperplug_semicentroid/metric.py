@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from paperplug.checks import check_array, check_scalar
+
 MAX_POINTS = 300  # d^m: all triples among at most this many agents (a seeded subset beyond)
 MAX_WORK = 30_000_000  # d^c: agents × agents × centres entries per check (a subset beyond)
 
@@ -38,6 +40,10 @@ def _subset(n: int, size: int, seed: int) -> np.ndarray:
 def triangle_violation(D: np.ndarray, seed: int = 0) -> Violation | None:
     """The worst d(i, k) > d(i, j) + d(j, k) in a square distance matrix, or None: every triple
     up to MAX_POINTS points, else every triple of a seeded subset of MAX_POINTS points."""
+    D = check_array(D, "D", ndim=2)
+    if D.shape[0] != D.shape[1]:
+        raise ValueError(f"D must be square (n, n), got shape {D.shape}")
+    check_scalar(seed, "seed", "int", low=0)
     idx = _subset(D.shape[0], MAX_POINTS, seed)
     sub = D[np.ix_(idx, idx)]
     worst, where = 1e-9 * max(float(D.max()), 1e-300), None
@@ -55,6 +61,8 @@ def center_violation(Dc: np.ndarray, seed: int = 0) -> Violation | None:
     """The worst d(i, y) > d(i, y') + d(j, y') + d(j, y) in an agent-to-centre matrix (n, |M|), a
     condition every metric on N ∪ M meets (with M = N it is the triangle inequality), or None.
     All agents while n²·|M| ≤ MAX_WORK, else a seeded subset of them (all centres always)."""
+    Dc = check_array(Dc, "Dc", ndim=2)
+    check_scalar(seed, "seed", "int", low=0)
     n, c = Dc.shape
     idx = _subset(n, max(2, int((MAX_WORK / c) ** 0.5)), seed)
     sub = Dc[idx]  # (a, |M|)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from paperplug_semicentroid.instance import SemiCentroidInstance
+from paperplug.checks import check_choice
+from paperplug_semicentroid.instance import SemiCentroidInstance, check_instance
 from paperplug_semicentroid.loss import Clustering, best_center
 from paperplug_semicentroid.mcc import most_cohesive_cluster
 
@@ -13,6 +14,8 @@ from paperplug_semicentroid.mcc import most_cohesive_cluster
 def cohesive_peeling(inst: SemiCentroidInstance, mcc: str = "semiball") -> Clustering:
     """Peel MCCs of size m = ⌈n/k⌉; the < m agents left form the last cluster with its best
     centre. radii[t] = r_t, the peeled cluster's max loss. α-FJR for an α-approximate MCC."""
+    check_instance(inst)
+    check_choice(mcc, "mcc", ("exact", "semiball"))
     m = inst.m
     remaining = np.arange(inst.n)
     labels = np.full(inst.n, -1)

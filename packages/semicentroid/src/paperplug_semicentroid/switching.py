@@ -8,14 +8,14 @@ import math
 
 import numpy as np
 
-from paperplug_semicentroid.instance import SemiCentroidInstance
-from paperplug_semicentroid.loss import Clustering
+from paperplug.checks import check_scalar
+from paperplug_semicentroid.instance import SemiCentroidInstance, check_instance
+from paperplug_semicentroid.loss import Clustering, check_clustering_type
 
 
 def switching_constant(alpha: float) -> float:
     """c = (3α + √(α(α+8))) / (4α), the admission slack for an α-approximate MCC."""
-    if alpha < 1:
-        raise ValueError(f"alpha (the MCC approximation factor) must be >= 1, got {alpha}")
+    check_scalar(alpha, "alpha (the MCC approximation factor)", low=1)
     return (3 * alpha + math.sqrt(alpha * (alpha + 8))) / (4 * alpha)
 
 
@@ -32,8 +32,11 @@ def selective_switching(
 
     Admissible(i, t): max_{j∈C_t} d^m(i,j) + d^c(j,x_t) ≤ c·r_t. The guaranteed loss u(i, t)
     bounds i's final loss whoever else switches; returns the clustering and u at the choice."""
+    check_instance(inst)
+    check_clustering_type(phase1, "phase1", inst)
+    c = check_scalar(c, "c", low=1)
     if phase1.radii is None:
-        raise ValueError("selective switching needs the Phase-1 radii r_t")
+        raise ValueError("phase1 has no radii: selective switching needs the Phase-1 radii r_t")
     Dm, Dc = inst.Dm, inst.Dc
     K = len(phase1.centers)
     admissible = np.zeros((inst.n, K), dtype=bool)
