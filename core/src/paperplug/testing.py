@@ -121,8 +121,8 @@ def installed_pm(monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginManager]:
 
 
 def same(a: Any, b: Any, _seen: set[tuple[int, int]] | None = None) -> bool:
-    """Deep equality for user data: tensors, arrays (NaN equal to NaN), modules, networkx
-    graphs (nodes, edges and their attributes), containers, and objects that define no
+    """Deep equality for user data: tensors, arrays (NaN equal to NaN), scipy sparse matrices,
+    pandas frames, modules, networkx graphs (nodes, edges and their attributes), containers, and objects that define no
     equality of their own (a tokenizer, a victim model's wrapper), compared by their
     attributes (a deep copy of one is then the same)."""
     seen = set() if _seen is None else _seen
@@ -156,6 +156,8 @@ def same(a: Any, b: Any, _seen: set[tuple[int, int]] | None = None) -> bool:
         )
     if type(a).__module__.startswith("scipy.sparse") and hasattr(a, "nnz"):  # scipy sparse
         return same(a.toarray(), b.toarray(), seen)
+    if hasattr(a, "equals") and hasattr(a, "shape") and hasattr(a, "index"):  # pandas
+        return bool(a.equals(b))
     if hasattr(a, "__array__") and hasattr(a, "shape"):  # numpy array
         import numpy as np
 

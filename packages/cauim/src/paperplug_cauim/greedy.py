@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from paperplug.checks import check_scalar
+from paperplug_cauim.network import check_nodes
 from paperplug_cauim.objective import CausalObjective
 
 
@@ -32,10 +33,17 @@ def g_cauim(
     """k seeds by CELF lazy greedy on σ_τ. With τ ≥ 0 constant and seeds counted, σ is
     monotone submodular and greedy is within (1 − 1/e) of the optimum; with exposure-dependent
     or negative τ laziness is a heuristic (the paper's generalised bound)."""
+    if not all(callable(getattr(objective, m, None)) for m in ("start", "singleton_values")):
+        raise TypeError(
+            "objective must be a causal objective (CausalObjective, ReverseObjective, "
+            f"HypergraphObjective), got {type(objective).__name__}"
+        )
     n = objective.network.n
     k = check_scalar(k, "k", "int", low=1, high=n)
     start = time.perf_counter()
-    pool = np.arange(n) if candidates is None else np.unique(np.asarray(candidates, dtype=np.int64))
+    pool = (
+        np.arange(n) if candidates is None else np.unique(check_nodes(candidates, n, "candidates"))
+    )
     gains = objective.singleton_values()
     heap = [(-gains[v], int(v), 0) for v in pool]  # (−gain, node, round the gain was computed)
     heapq.heapify(heap)

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_callable, check_scalar, check_seed, check_type
 from paperplug_cauim.exposure import TauFn
 from paperplug_cauim.greedy import SeedSelection, g_cauim
-from paperplug_cauim.network import DiffusionNetwork
+from paperplug_cauim.network import DiffusionNetwork, check_network
 from paperplug_cauim.reverse import ReverseObjective, ReverseSamples
 
 
@@ -45,13 +45,18 @@ def checked_greedy(
     value exceeds it by at most tolerance·|held-out| + 2 standard errors, or `max_samples` is
     reached (a warning says so). Returns the seeds, their checked value and
     the held-out objective (to value other seed sets on the same samples)."""
+    check_network(network)
+    check_callable(tau, "tau", what="function tau(nodes, exposures)")
+    check_scalar(k, "k", "int", low=1, high=network.n)
+    check_seed(seed, allow_none=False)
+    check_type(exclude_seeds, "exclude_seeds", (bool, np.bool_), what="True or False")
     check_scalar(start, "start", "int", low=2)
     check_scalar(max_samples, "max_samples", "int", low=2)
     check_scalar(tolerance, "tolerance", "real", low=0.0)
-    fit_seed, check_seed = np.random.SeedSequence(seed).spawn(2)
+    fit_seed, held_out_seed = np.random.SeedSequence(seed).spawn(2)
     size = min(start, max_samples)
     fit = ReverseSamples(network, size, fit_seed)
-    check = ReverseSamples(network, size, check_seed)
+    check = ReverseSamples(network, size, held_out_seed)
     while True:
         held_out = ReverseObjective(network, tau, check, exclude_seeds=exclude_seeds)
         selection = g_cauim(ReverseObjective(network, tau, fit, exclude_seeds=exclude_seeds), k)

@@ -8,7 +8,14 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from paperplug.checks import check_scalar
+from paperplug.checks import (
+    check_array,
+    check_callable,
+    check_scalar,
+    check_seed,
+    check_sequence,
+    check_type,
+)
 from paperplug_cauim.exposure import TauFn
 
 
@@ -16,11 +23,29 @@ class Hypergraph:
     """Nodes 0..n−1 and hyperedges given by an incidence matrix (n, m) or lists of members."""
 
     def __init__(self, incidence: object, n: int | None = None) -> None:
-        if sparse.issparse(incidence) or isinstance(incidence, np.ndarray):
+        check_scalar(n, "n", "int", low=1, allow_none=True)
+        if sparse.issparse(incidence):
             H = sparse.csr_matrix(incidence, dtype=bool)
+        elif isinstance(incidence, np.ndarray):
+            H = sparse.csr_matrix(check_array(incidence, "incidence", ndim=2) != 0)
         else:
-            edges = [sorted({int(v) for v in e}) for e in incidence]  # type: ignore[union-attr]
-            size = n if n is not None else 1 + max((max(e) for e in edges if e), default=-1)
+            edges = [
+                sorted(
+                    {
+                        int(v)
+                        for v in check_array(
+                            e, f"incidence[{j}]", dtype="int", ndim=1, min_samples=0
+                        )
+                    }
+                )
+                for j, e in enumerate(check_sequence(incidence, "incidence", what="hyperedges"))
+            ]
+            largest = max((e[-1] for e in edges if e), default=-1)
+            if min((e[0] for e in edges if e), default=0) < 0:
+                raise ValueError("incidence must hold node indices >= 0")
+            if n is not None and largest >= n:
+                raise ValueError(f"incidence names node {largest}, but n={n}")
+            size = n if n is not None else 1 + largest
             rows = [v for e in edges for v in e]
             cols = [j for j, e in enumerate(edges) for _ in e]
             H = sparse.csr_matrix(
@@ -56,6 +81,10 @@ class HypergraphObjective:
 
     def __init__(self, hypergraph: Hypergraph, tau: TauFn, *, beta: float = 0.01, steps: int = 25,
                  n_worlds: int = 100, seed: int = 0, exclude_seeds: bool = True) -> None:  # fmt: skip
+        check_type(hypergraph, "hypergraph", Hypergraph)
+        check_callable(tau, "tau", what="function tau(nodes, exposures)")
+        check_seed(seed, allow_none=False)
+        check_type(exclude_seeds, "exclude_seeds", (bool, np.bool_), what="True or False")
         check_scalar(beta, "beta", "real", low=0.0, high=1.0, inclusive="right")
         check_scalar(steps, "steps", "int", low=1)
         check_scalar(n_worlds, "n_worlds", "int", low=1)

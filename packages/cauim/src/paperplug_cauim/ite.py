@@ -10,7 +10,14 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from paperplug.checks import check_array, check_consistent_length, check_is_fitted, check_scalar
+from paperplug.checks import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 from paperplug_cauim.exposure import ExposureGrid
 
 
@@ -51,7 +58,7 @@ class TLearner:
         check_consistent_length(covariates=Z, treated=t, outcome=y)
         if t.all() or not t.any():
             raise ValueError(
-                "records need both activated and non-activated nodes to estimate an effect"
+                "treated: records need both activated and non-activated nodes to estimate an effect"
             )
         if self.base is None:
             from sklearn.ensemble import GradientBoostingRegressor
@@ -59,6 +66,7 @@ class TLearner:
             base = GradientBoostingRegressor(random_state=self.random_state)
         else:
             base = self.base
+        self.n_covariates_ = Z.shape[1] - 1
         self.mu1_ = clone(base).fit(Z[t], y[t])
         self.mu0_ = clone(base).fit(Z[~t], y[~t])
         return self
@@ -66,11 +74,17 @@ class TLearner:
     def predict(self, covariates: Any, exposure: Any) -> np.ndarray:
         check_is_fitted(self, ["mu1_", "mu0_"])
         Z = _features(covariates, exposure)
+        if Z.shape[1] - 1 != self.n_covariates_:
+            raise ValueError(
+                f"covariates has {Z.shape[1] - 1} columns, the learner was fit on "
+                f"{self.n_covariates_}"
+            )
         return self.mu1_.predict(Z) - self.mu0_.predict(Z)
 
     def grid(self, covariates: Any, points: int = 11) -> ExposureGrid:
         """τ̂ for every node (one row of covariates each) cached on an exposure grid."""
         X = check_array(covariates, "covariates", ndim=2)
+        check_scalar(points, "points", "int", low=2)
         e = np.tile(np.linspace(0, 1, points), len(X))
         return ExposureGrid(self.predict(np.repeat(X, points, axis=0), e).reshape(len(X), points))
 
@@ -78,8 +92,17 @@ class TLearner:
 def records_from_frame(frame: Any, covariates: list[str], *, exposure: str = "exposure",
                        treated: str = "treated", outcome: str = "y") -> tuple[np.ndarray, ...]:  # fmt: skip
     """(covariates, exposure, treated, outcome) arrays from a pandas DataFrame of records."""
-    missing = [c for c in [*covariates, exposure, treated, outcome] if c not in frame.columns]
-    if missing:
-        raise ValueError(f"the records lack columns {missing}")
+    if not hasattr(frame, "columns") or not hasattr(frame, "to_numpy"):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    columns = {
+        "covariates": check_sequence(covariates, "covariates", str, what="column names"),
+        "exposure": [check_type(exposure, "exposure", str, what="a column name")],
+        "treated": [check_type(treated, "treated", str, what="a column name")],
+        "outcome": [check_type(outcome, "outcome", str, what="a column name")],
+    }
+    for name, wanted in columns.items():
+        missing = [c for c in wanted if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{name}: the records lack columns {missing}")
     return (frame[covariates].to_numpy(float), frame[exposure].to_numpy(float),
             frame[treated].to_numpy(bool), frame[outcome].to_numpy(float))  # fmt: skip

@@ -11,7 +11,13 @@ import networkx as nx
 import numpy as np
 from scipy import sparse
 
-from paperplug.checks import check_array, check_graph, check_scalar, check_type
+from paperplug.checks import (
+    check_array,
+    check_graph,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 
 
 @dataclass
@@ -26,9 +32,16 @@ class DiffusionNetwork:
     labels: list[Hashable]
 
     def __post_init__(self) -> None:
+        self.n = check_scalar(self.n, "n", "int", low=0)
+        self.source = check_nodes(self.source, self.n, "source", min_len=0)
+        self.target = check_nodes(self.target, self.n, "target", min_len=0)
+        self.prob = check_array(self.prob, "prob", ndim=1, min_samples=0)
         if self.source.shape != self.target.shape or self.source.shape != self.prob.shape:
             raise ValueError("source, target and prob must have one entry per arc")
         _check_range(self.prob, "prob")
+        self.labels = check_sequence(self.labels, "labels", min_len=0)
+        if len(self.labels) != self.n:
+            raise ValueError(f"labels has {len(self.labels)} entries for n={self.n} nodes")
         # arcs in (source, target) order: the same arcs from any input (networkx, sparse, in
         # any order) give the same network, so the same seed draws the same worlds
         order = np.lexsort((self.target, self.source))
@@ -62,6 +75,32 @@ class DiffusionNetwork:
             raise ValueError(f"node {exc.args[0]!r} is not in the network") from exc
 
 
+def check_network(value: Any, name: str = "network") -> DiffusionNetwork:
+    """`value` if it is a DiffusionNetwork, else a TypeError naming `name`."""
+    return check_type(
+        value, name, DiffusionNetwork, what="a DiffusionNetwork (see from_networkx, to_network)"
+    )
+
+
+def check_nodes(value: Any, n: int, name: str, *, min_len: int = 1) -> np.ndarray:
+    """`value` as node indices (a 1-D int array in 0..n-1, at least `min_len` of them); errors
+    name `name`."""
+    nodes = check_array(value, name, dtype="int", ndim=1, min_samples=min_len)
+    if nodes.size and (nodes.min() < 0 or nodes.max() >= n):
+        raise ValueError(
+            f"{name} must hold node indices in 0..{n - 1} (of n={n} nodes), got values in "
+            f"[{nodes.min()}, {nodes.max()}]"
+        )
+    return nodes
+
+
+def check_name(name: Any) -> str:
+    """How errors call the caller's argument: a non-empty string."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string (the argument's name), got {name!r}")
+    return name
+
+
 def _probabilities(p: Any, target: np.ndarray, n: int, name: str = "p") -> np.ndarray | None:
     """Each arc's probability for a constant `p` or "weighted_cascade" (None: read per arc)."""
     if p == "weighted_cascade":
@@ -77,7 +116,7 @@ def from_networkx(graph: Any, p: float | str = 0.1, *, name: str = "graph") -> D
     """A networkx Graph (each edge both ways), DiGraph or multigraph (each parallel edge an arc
     of its own). `p`: one probability for every arc, the name of an edge attribute holding
     it, or "weighted_cascade" (1 / in-degree of the target, the usual IC weighting)."""
-    check_graph(graph, name)
+    check_graph(graph, check_name(name))
     check_type(
         p,
         "p",
@@ -111,11 +150,14 @@ def from_networkx(graph: Any, p: float | str = 0.1, *, name: str = "graph") -> D
     return DiffusionNetwork(len(labels), source, target, prob, labels)
 
 
-def from_scipy(adjacency: Any, p: float | str = 0.1, *, name: str = "graph") -> DiffusionNetwork:
+def from_scipy(
+    adjacency: Any, p: float | str = 0.1, *, name: str = "adjacency"
+) -> DiffusionNetwork:
     """A scipy sparse (n, n) adjacency: a stored entry (u, v) is an arc u → v (store both
     entries for an undirected edge; a duplicate entry is a parallel arc). `p`: one probability
     for every arc, "weight" (the stored values are the probabilities) or "weighted_cascade".
     Nodes are labelled 0..n−1. The matrix is read, never modified."""
+    check_name(name)
     if not sparse.issparse(adjacency):
         raise TypeError(f"{name} must be a scipy sparse matrix, got {type(adjacency).__name__}")
     rows, cols = adjacency.shape
@@ -141,6 +183,7 @@ def from_scipy(adjacency: Any, p: float | str = 0.1, *, name: str = "graph") -> 
 
 def to_network(graph: Any, p: float | str = 0.1, *, name: str = "graph") -> DiffusionNetwork:
     """A DiffusionNetwork from a networkx graph or a scipy sparse adjacency."""
+    check_name(name)
     if sparse.issparse(graph):
         return from_scipy(graph, p, name=name)
     if not isinstance(graph, nx.Graph):

@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import vstack as sparse_vstack
 
+from paperplug.checks import check_callable, check_type
 from paperplug_cauim.exposure import TauFn
 from paperplug_cauim.indexing import concat_ranges
-from paperplug_cauim.network import DiffusionNetwork
+from paperplug_cauim.network import DiffusionNetwork, check_network, check_nodes
 from paperplug_cauim.worlds import LiveEdgeWorlds
 
 
@@ -35,8 +36,12 @@ class CausalObjective:
         *,
         exclude_seeds: bool = True,
     ) -> None:
+        check_network(network)
+        check_callable(tau, "tau", what="function tau(nodes, exposures)")
+        check_type(worlds, "worlds", LiveEdgeWorlds)
+        check_type(exclude_seeds, "exclude_seeds", (bool, np.bool_), what="True or False")
         if worlds.network is not network:
-            raise ValueError("the worlds were drawn on another network")
+            raise ValueError("worlds were drawn on another network")
         self.network, self.tau, self.worlds, self.exclude_seeds = (
             network,
             tau,
@@ -55,7 +60,7 @@ class CausalObjective:
 
     def value(self, seeds: np.ndarray) -> tuple[float, float]:
         """(mean over worlds, standard error) of the causal gain of `seeds` (node indices)."""
-        seeds = np.unique(np.asarray(seeds, dtype=np.int64))
+        seeds = np.unique(check_nodes(seeds, self.network.n, "seeds", min_len=0))
         per_world = np.array([self.world_value(seeds, r) for r in range(self.worlds.n_worlds)])
         se = per_world.std(ddof=1) / np.sqrt(len(per_world)) if len(per_world) > 1 else np.nan
         return float(per_world.mean()), float(se)

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_array, check_scalar, check_seed, check_type
 from paperplug_cauim.exposure import ExposureGrid
 from paperplug_cauim.greedy import SeedSelection
 from paperplug_cauim.indexing import sorted_member, unique_counts
-from paperplug_cauim.network import DiffusionNetwork
+from paperplug_cauim.network import DiffusionNetwork, check_network
 
 EDGE_CAP = 1 - 1e-12  # p·m below 1, so log(1 − p·m) stays finite
 FLOOR = 1e-12  # P(v active) below this: the exposure given v active is not defined
@@ -63,6 +63,11 @@ class _Arcs:
 
 def message_passing(network: DiffusionNetwork, x: np.ndarray, steps: int) -> np.ndarray:
     """Activation probabilities (n,) after `steps` rounds from soft seeds x (n,)."""
+    check_network(network)
+    x = check_array(x, "x", shape=(network.n,))
+    if (x < 0).any() or (x > 1).any():
+        raise ValueError("x must hold seed probabilities in [0, 1]")
+    check_scalar(steps, "steps", "int", low=1)
     return _forward(_Arcs.of(network), x, steps)[2]
 
 
@@ -102,6 +107,13 @@ def proxy_objective(
     """F(θ) = Σ_v (P_v − x_v)·τ̂_v(ē_v) and its gradient dF/dθ, with x = min(1, k·σ(θ)/Σσ(θ)),
     P the message-passing activation after `cascade_steps` rounds, ē_v the mean of P over v's
     distinct in-neighbours (seeds' own effects left out, as in G-CauIM)."""
+    check_network(network)
+    grid = check_array(grid, "grid", shape=(network.n, None))
+    if grid.shape[1] < 2:
+        raise ValueError(f"grid must have at least 2 exposure points, got shape {grid.shape}")
+    check_scalar(k, "k", "int", low=1, high=network.n)
+    theta = check_array(theta, "theta", shape=(network.n,))
+    check_scalar(cascade_steps, "cascade_steps", "int", low=1)
     return _objective(_Arcs.of(network), grid, k, theta, cascade_steps)
 
 
@@ -165,8 +177,10 @@ def a_cauim(
 ) -> SeedSelection:
     """Top-k seed logits θ after `steps` Adam steps (β = 0.9, 0.999) of ascent on the proxy
     F(θ) (`proxy_objective`), from θ ~ N(0, 0.01²) drawn from `seed`."""
-    n = network.n
+    n = check_network(network).n
+    check_type(tau, "tau", ExposureGrid, what="an ExposureGrid (see ExposureGrid.from_function)")
     k = check_scalar(k, "k", "int", low=1, high=n)
+    check_seed(seed, allow_none=False)
     steps = check_scalar(steps, "steps", "int", low=1)
     cascade_steps = check_scalar(cascade_steps, "cascade_steps", "int", low=1)
     lr = check_scalar(lr, "lr", "real", low=0.0, inclusive="neither")

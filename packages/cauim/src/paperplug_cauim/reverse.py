@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_callable, check_scalar, check_seed, check_type
 from paperplug_cauim.exposure import TauFn
 from paperplug_cauim.indexing import concat_ranges, sorted_member, unique_counts
-from paperplug_cauim.network import DiffusionNetwork
+from paperplug_cauim.network import DiffusionNetwork, check_network, check_nodes
 
 BATCH = 5_000  # samples searched together
 
@@ -32,7 +32,9 @@ class ReverseSamples:
     def __init__(
         self, network: DiffusionNetwork, n_samples: int, seed: int | np.random.SeedSequence = 0
     ) -> None:
+        check_network(network)
         check_scalar(n_samples, "n_samples", "int", low=1)
+        check_seed(seed, allow_none=False)
         self.network = network
         self._rng = np.random.default_rng(seed)
         order = np.argsort(network.target, kind="stable")  # arcs grouped by head
@@ -170,8 +172,12 @@ class ReverseObjective:
         *,
         exclude_seeds: bool = True,
     ) -> None:
+        check_network(network)
+        check_callable(tau, "tau", what="function tau(nodes, exposures)")
+        check_type(samples, "samples", ReverseSamples)
+        check_type(exclude_seeds, "exclude_seeds", (bool, np.bool_), what="True or False")
         if samples.network is not network:
-            raise ValueError("the samples were drawn on another network")
+            raise ValueError("samples were drawn on another network")
         self.network, self.tau, self.samples, self.exclude_seeds = (
             network,
             tau,
@@ -229,8 +235,9 @@ class ReverseObjective:
 
     def value(self, seeds: np.ndarray) -> tuple[float, float]:
         """(estimate, standard error) of the causal gain of `seeds` (node indices)."""
+        seeds = check_nodes(seeds, self.network.n, "seeds", min_len=0)
         state = self.start()
-        for v in np.unique(np.asarray(seeds, dtype=np.int64)):
+        for v in np.unique(seeds):
             state.add(int(v))
         return state.estimate()
 

@@ -8,15 +8,17 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from paperplug.checks import check_scalar
-from paperplug_cauim.network import DiffusionNetwork
+from paperplug.checks import check_scalar, check_seed
+from paperplug_cauim.network import DiffusionNetwork, check_network
 
 
 class LiveEdgeWorlds:
     """`n_worlds` live-edge graphs of `network`, drawn from `seed`."""
 
     def __init__(self, network: DiffusionNetwork, n_worlds: int = 100, seed: int = 0) -> None:
+        check_network(network)
         n_worlds = check_scalar(n_worlds, "n_worlds", "int", low=1)
+        check_seed(seed, allow_none=False)
         self.network, self.n_worlds, self.seed = network, n_worlds, seed
         rng = np.random.default_rng(seed)
         n = network.n
