@@ -22,7 +22,7 @@ NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
     slug: "not yet swept"
     for slug in (
         "adaptgrad", "chunking", "drift", "eareranker",
-        "gateway", "llm", "nesy", "neurules", "prime", "rdx",
+        "gateway", "llm", "neurules", "prime", "rdx",
     )
 } | {
     "flux": {

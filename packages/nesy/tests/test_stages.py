@@ -274,7 +274,7 @@ def test_the_naive_marginal_step_moves_toward_the_prediction_shares():
     assert np.array_equal(r, before)
     with pytest.raises(ValueError, match="gamma"):
         naive_marginal_update(r, logits, 1.5)
-    with pytest.raises(ValueError, match=r"logits must be \(instances, 3\)"):
+    with pytest.raises(ValueError, match=r"logits must have shape \(\*, 3\)"):
         naive_marginal_update(r, logits[:, :2], 0.1)
 
 

@@ -18,8 +18,14 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from paperplug.checks import check_array, check_distribution, check_scalar
-from paperplug_nesy.symbolic import SymbolicFunction
+from paperplug.checks import (
+    check_array,
+    check_consistent_length,
+    check_distribution,
+    check_scalar,
+    check_type,
+)
+from paperplug_nesy.symbolic import SymbolicFunction, check_bags, check_labels, check_sigma
 
 
 @dataclass
@@ -85,7 +91,12 @@ def count_band(marginal: np.ndarray, n: int, se: np.ndarray | None = None, *, z:
     r = check_distribution(marginal, "marginal")
     check_scalar(n, "n", "int", low=1)
     check_scalar(z, "z", "real", low=0)
-    var = n * r * (1 - r) + (0.0 if se is None else (n * np.asarray(se, dtype=np.float64)) ** 2)
+    check_scalar(floor, "floor", "real", low=0)
+    if se is not None:
+        se = check_array(se, "se", ndim=1, shape=(len(r),))
+        if (se < 0).any():
+            raise ValueError(f"se must be non-negative standard errors, got minimum {se.min():.3g}")
+    var = n * r * (1 - r) + (0.0 if se is None else (n * se) ** 2)
     return np.clip(z * np.sqrt(var), floor, max(floor, n))
 
 
@@ -97,12 +108,13 @@ def pseudo_labels(sigma: SymbolicFunction, log_probs: np.ndarray, s: object, mar
     B·M instances, or per position j |Σ_b q_{b,j,k} − r̂_k·B| ≤ band_k (`per_position`, the
     official code's). While infeasible the band widens by 1, 2, 4, ... (the official code
     adds 1)."""
-    log_probs = np.asarray(log_probs, dtype=np.float64)
+    log_probs = check_bags(check_sigma(sigma), log_probs, "log_probs")
     B, M, C = log_probs.shape
-    if (M, C) != (sigma.M, sigma.C):
-        raise ValueError(f"log_probs must be (bags, {sigma.M}, {sigma.C}), got {log_probs.shape}")
-    s = np.asarray(s).ravel()
-    sigma.index(s)  # every weak label must be a possible output
+    s = check_labels(sigma, s)  # every weak label must be a possible output
+    check_consistent_length(log_probs=log_probs, s=s)
+    r = check_distribution(marginal, "marginal", size=C)
+    check_type(per_position, "per_position", bool)
+    check_scalar(max_widen, "max_widen", "int", low=0)
     rows, cols, vals, rhs, extra = _consistency_rows(sigma, s, B)
     n_q = B * M * C
     n = n_q + extra
@@ -121,9 +133,13 @@ def pseudo_labels(sigma: SymbolicFunction, log_probs: np.ndarray, s: object, mar
         (vals + band_vals, (rows + band_rows, cols + band_cols)),
         shape=(base + 2 * len(groups) * C, n),
     )
-    r = np.asarray(marginal, dtype=np.float64)
     target = np.tile(r * B * len(groups[0]), len(groups))
-    half = check_array(np.broadcast_to(band, (C,)), "band", ndim=1)
+    half = check_array(band, "band", ndim=(0, 1), shape=None, min_samples=0)
+    if half.ndim == 1 and half.shape != (C,):
+        raise ValueError(
+            f"band must be a number or one half-width per class ({C}), got {half.shape}"
+        )
+    half = np.broadcast_to(half, (C,))
     if (half < 0).any():
         raise ValueError(f"band must be non-negative half-widths, got minimum {half.min():.3g}")
     eq_rows = np.repeat(np.arange(B * M), C)  # Σ_k q_{b,j,k} = 1

@@ -10,13 +10,21 @@ import numpy as np
 import torch
 
 from paperplug import seeded_torch
-from paperplug.checks import check_distribution, check_scalar
-from paperplug_nesy.symbolic import SymbolicFunction
+from paperplug.checks import (
+    check_array,
+    check_choice,
+    check_distribution,
+    check_scalar,
+    check_tensor,
+)
+from paperplug_nesy.symbolic import SymbolicFunction, check_labels, check_sigma
 
 
 def forward_map(sigma: SymbolicFunction, r: torch.Tensor) -> torch.Tensor:
     """T_σ(r): distribution over `sigma.outputs` (differentiable in r). MAX through CDF
     powers, SUM through repeated convolution, any σ through its proofs."""
+    check_sigma(sigma)
+    check_tensor(r, "r", shape=(sigma.C,))  # checked on a detached view: r stays differentiable
     r = torch.as_tensor(r, dtype=torch.float64)
     if sigma.name.startswith("MAX"):
         F = torch.cumsum(r, 0) ** sigma.M
@@ -52,8 +60,12 @@ def estimate_marginal(sigma: SymbolicFunction, s: object, *, method: str = "auto
                       lr: float = 0.01, seed: int = 0) -> np.ndarray:  # fmt: skip
     """r̂ from weak labels s: the closed form for MAX ("auto"/"closed_form"), else maximise
     Σ_s p̂(s) log T_σ(softmax θ)(s) with Adam ("optimizer")."""
-    if method not in ("auto", "closed_form", "optimizer"):
-        raise ValueError(f"method must be 'auto', 'closed_form' or 'optimizer', got {method!r}")
+    check_sigma(sigma)
+    s = check_labels(sigma, s)
+    check_choice(method, "method", ("auto", "closed_form", "optimizer"))
+    check_scalar(steps, "steps", "int", low=1)
+    check_scalar(lr, "lr", low=0, inclusive="neither")
+    check_scalar(seed, "seed", "int", low=0)
     if method == "closed_form" or (method == "auto" and sigma.name.startswith("MAX")):
         return max_closed_form(sigma, s)
     target = torch.as_tensor(output_frequencies(sigma, s))
@@ -75,7 +87,7 @@ def marginal_error(sigma: SymbolicFunction, r: object, n: int) -> dict[str, Any]
     Σ_c √(2/π)·SE_c. With r on the simplex (C − 1 free coordinates) and q = T_σ(r), the Fisher
     information of n labels is n·Jᵀ diag(1/q) J; a singular one means r is not identified
     (infinite error)."""
-    r = check_distribution(r, "r", size=sigma.C)
+    r = check_distribution(r, "r", size=check_sigma(sigma).C)
     check_scalar(n, "n", "int", low=1)
     C = sigma.C
     free = torch.as_tensor(r[:-1], dtype=torch.float64)
@@ -102,9 +114,7 @@ def naive_marginal_update(marginal: Any, logits: Any, gamma: float) -> np.ndarra
     """The official code's "naive" marginal, one step: γ·(share of each class among the
     classifier's argmax predictions on the training instances) + (1 − γ)·marginal."""
     r = check_distribution(marginal, "marginal")
-    logits = np.asarray(logits)
-    if logits.ndim != 2 or logits.shape[1] != len(r):
-        raise ValueError(f"logits must be (instances, {len(r)}), got shape {logits.shape}")
+    logits = check_array(logits, "logits", ndim=2, shape=(None, len(r)))
     check_scalar(gamma, "gamma", "real", low=0, high=1)
     share = np.bincount(logits.argmax(1), minlength=len(r)) / len(logits)
     return gamma * share + (1 - gamma) * r

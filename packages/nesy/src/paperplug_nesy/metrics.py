@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperplug.checks import check_array, check_consistent_length, check_scalar
+
 
 def shot_groups(n_classes: int = 10) -> dict[str, list[int]]:
     """Classes by training frequency (class 0 the most frequent): many 3, medium 4, few 3."""
@@ -21,7 +23,14 @@ def per_class_accuracy(pred: np.ndarray, y: np.ndarray, n_classes: int = 10) -> 
 
 def report(pred: np.ndarray, y: np.ndarray, n_classes: int = 10) -> dict[str, float]:
     """Balanced accuracy and the accuracy on the many-, medium- and few-shot classes."""
-    acc = per_class_accuracy(np.asarray(pred), np.asarray(y), n_classes)
+    check_scalar(n_classes, "n_classes", "int", low=2)
+    pred = check_array(pred, "pred", dtype="int", ndim=1)
+    y = check_array(y, "y", dtype="int", ndim=1)
+    check_consistent_length(pred=pred, y=y)
+    for name, labels in (("pred", pred), ("y", y)):
+        if ((labels < 0) | (labels >= n_classes)).any():
+            raise ValueError(f"{name} must hold classes in 0..{n_classes - 1}")
+    acc = per_class_accuracy(pred, y, n_classes)
     out = {"balanced": float(np.nanmean(acc))}
     for name, classes in shot_groups(n_classes).items():
         out[name] = float(np.nanmean(acc[classes]))

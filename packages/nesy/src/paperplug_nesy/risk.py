@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from paperplug.checks import check_array, check_distribution, check_scalar
-from paperplug_nesy.symbolic import SymbolicFunction
+from paperplug_nesy.symbolic import SymbolicFunction, check_sigma
 
 
 def detection_weights(sigma: SymbolicFunction, marginal: object) -> np.ndarray:
     """ω_j (C,): min over wrong labels k of Σ over positions i of the probability, over the
     other M−1 labels drawn from r, that σ's output changes when y_i = j is replaced by k."""
-    r = check_distribution(marginal, "marginal", size=sigma.C)
+    r = check_distribution(marginal, "marginal", size=check_sigma(sigma).C)
     table = sigma.table()
     C, M = sigma.C, sigma.M
     exposed = np.zeros((C, C))
@@ -37,7 +37,7 @@ def partial_risk(sigma: SymbolicFunction, marginal: object, confusion: object) -
     """The exact partial risk P(σ(ŷ) ≠ σ(y)) of a classifier whose prediction for a class-c
     instance is drawn from confusion[c], independently across the M instances (enumerates
     all C^M × C^M pairs; for checking the bound)."""
-    r = check_distribution(marginal, "marginal", size=sigma.C)
+    r = check_distribution(marginal, "marginal", size=check_sigma(sigma).C)
     P = check_array(confusion, "confusion", ndim=2, shape=(sigma.C, sigma.C))
     if (P < 0).any() or not np.allclose(P.sum(1), 1.0, atol=1e-6):
         raise ValueError("confusion must be row-stochastic: P(ŷ = k | y = c) in row c")
@@ -56,7 +56,7 @@ def class_risk_bound(sigma: SymbolicFunction, marginal: object, partial: float,
     """Upper bounds (C,) on the class risks R_j of any classifier with partial risk `partial`
     and instance risk at most `instance_risk`, instances i.i.d. with label marginal r:
     R_P / (r_j (ω_j − M(M−1) R̄)), 1 where that is not positive or exceeds 1."""
-    r = check_distribution(marginal, "marginal", size=sigma.C)
+    r = check_distribution(marginal, "marginal", size=check_sigma(sigma).C)
     check_scalar(partial, "partial", "real", low=0, high=1)
     check_scalar(instance_risk, "instance_risk", "real", low=0, high=1)
     margin = r * (detection_weights(sigma, r) - sigma.M * (sigma.M - 1) * instance_risk)

@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import torch
 
-from paperplug_nesy.symbolic import SymbolicFunction
+from paperplug.checks import check_consistent_length, check_tensor
+from paperplug_nesy.symbolic import SymbolicFunction, check_sigma
+
+
+def _checked(sigma: SymbolicFunction, scores: torch.Tensor, s: torch.Tensor, name: str) -> None:
+    """scores (bags, M, C) finite and s (bags,) possible outputs of σ, or an error naming them."""
+    check_sigma(sigma)
+    check_tensor(scores, name, shape=(None, sigma.M, sigma.C))
+    sigma.index(check_tensor(s, "s", dtype="int", ndim=1).numpy(), "s")
+    check_consistent_length(**{name: scores, "s": s})
 
 
 def output_probability(
     sigma: SymbolicFunction, probs: torch.Tensor, s: torch.Tensor
 ) -> torch.Tensor:
     """P(σ(y) = s_b) for each bag b; probs (bags, M, C) are the instances' class probabilities."""
+    _checked(sigma, probs, s, "probs")
+    s = torch.as_tensor(s).long()
     if sigma.name.startswith("MAX"):
         F = torch.cumsum(probs, -1)  # (bags, M, C)
         joint = F.prod(1)  # P(max ≤ k)
@@ -35,5 +46,6 @@ def output_probability(
 
 def semantic_loss(sigma: SymbolicFunction, logits: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
     """Mean −log P(σ(y) = s) over bags; logits (bags, M, C), s (bags,) output values."""
+    _checked(sigma, logits, s, "logits")
     p = output_probability(sigma, torch.softmax(logits, -1), s)
     return -torch.log(p.clamp_min(1e-12)).mean()

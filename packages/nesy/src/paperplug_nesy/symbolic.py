@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from paperplug.checks import check_array, check_callable, check_scalar, check_sequence, check_type
+
 
 @dataclass
 class SymbolicFunction:
@@ -19,12 +21,14 @@ class SymbolicFunction:
     M: int
     C: int
     fn: Callable[[tuple[int, ...]], int]
-    outputs: list[int] = field(default_factory=list)
-    _proofs: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    outputs: list[int] = field(default_factory=list, init=False)
+    _proofs: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.M < 1 or self.C < 2:
-            raise ValueError(f"need M >= 1 inputs and C >= 2 classes, got M={self.M}, C={self.C}")
+        check_name(self.name)
+        check_scalar(self.M, "M", "int", low=1)
+        check_scalar(self.C, "C", "int", low=2)
+        check_callable(self.fn, "fn")
         if self.C**self.M > 2_000_000:
             raise ValueError(f"{self.C}^{self.M} assignments are too many to enumerate proofs")
         table: dict[int, list[tuple[int, ...]]] = {}
@@ -61,6 +65,33 @@ class SymbolicFunction:
         return np.array([lookup[v] for v in values.tolist()], dtype=np.int64)
 
 
+def check_name(name: object) -> str:
+    """`name` if it is a non-empty string (a σ's name)."""
+    check_type(name, "name", str)
+    if not name:
+        raise ValueError("name must be a non-empty string")
+    return name
+
+
+def check_sigma(sigma: object, name: str = "sigma") -> SymbolicFunction:
+    """`sigma` if it is a SymbolicFunction, else a TypeError naming `name`."""
+    return check_type(
+        sigma, name, SymbolicFunction, what="a SymbolicFunction (max_of, sum_of, ...)"
+    )
+
+
+def check_labels(sigma: SymbolicFunction, s: object, name: str = "s") -> np.ndarray:
+    """Weak labels: a non-empty 1-D array of integers, each an output σ can take."""
+    s = check_array(s, name, dtype="int", ndim=1)
+    sigma.index(s, name)
+    return s
+
+
+def check_bags(sigma: SymbolicFunction, value: object, name: str) -> np.ndarray:
+    """A (bags, M, C) float array of the instances' scores, finite."""
+    return check_array(value, name, ndim=3, shape=(None, sigma.M, sigma.C))
+
+
 def max_of(M: int, C: int = 10) -> SymbolicFunction:
     """MAX-M: the weak label is the largest of M hidden labels in 0..C−1."""
     return SymbolicFunction(f"MAX-{M}", M, C, max)
@@ -74,8 +105,12 @@ def sum_of(M: int, C: int = 10) -> SymbolicFunction:
 def smallest_parent(parents: Sequence[int]) -> SymbolicFunction:
     """σ(y1, y2) = the lowest common ancestor of two classes in a tree (`parents[c]` is c's
     parent, −1 for the root); the classes are the tree's nodes."""
-    parents = list(parents)
+    parents = check_sequence(parents, "parents", int, min_len=2, what="parent indices")
     C = len(parents)
+    if any(not -1 <= p < C for p in parents) or parents.count(-1) > 1:
+        raise ValueError(
+            f"parents must hold parent indices in 0..{C - 1} and one root (-1), got {parents}"
+        )
 
     def ancestors(c: int) -> list[int]:
         chain = [c]
