@@ -11,19 +11,42 @@ from typing import Any
 import numpy as np
 import torch
 
-from paperplug.checks import argument_errors, check_array, check_type
+from paperplug.checks import (
+    argument_errors,
+    check_array,
+    check_data,
+    check_sequence,
+    check_type,
+)
 from paperplug.extras import requires_extra
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json")
 
 
-def _module(model: torch.nn.Module, layer: str) -> torch.nn.Module:
+def _module(model: torch.nn.Module, layer: str, name: str = "layer") -> torch.nn.Module:
     check_type(model, "model", torch.nn.Module, what="a torch.nn.Module")
-    check_type(layer, "layer", str, what="a module name (str)")
+    check_type(layer, name, str, what="a module name (str)")
     modules = dict(model.named_modules())
     if layer not in modules:
-        raise ValueError(f"layer {layer!r} is not a module of the model; e.g. {list(modules)[1:6]}")
+        raise ValueError(
+            f"{name}: {layer!r} is not a module of the model; e.g. {list(modules)[1:6]}"
+        )
     return modules[layer]
+
+
+def model_inputs(inputs: Any) -> Any:
+    """What a model is called with: a tensor (or array) of finite numbers, or a dict of them
+    (keyword arguments), checked and named `inputs`."""
+    if isinstance(inputs, dict):
+        for key, value in inputs.items():
+            check_data(value, f"inputs[{key!r}]", dtype="numeric")
+        return inputs
+    if not isinstance(inputs, torch.Tensor):
+        raise TypeError(
+            f"inputs must be a tensor or a dict of tensors, got {type(inputs).__name__}"
+        )
+    check_data(inputs, "inputs", dtype="numeric")
+    return inputs
 
 
 def _first_tensor(output: Any) -> torch.Tensor:
@@ -43,13 +66,12 @@ def capture_activations(
     first, so row b * T + t is token t of sequence b. A module called once per step (a
     recurrent cell, output batch × neurons) has its calls stacked as the token axis."""
     check_type(model, "model", torch.nn.Module, what="a torch.nn.Module")
-    names = [layers] if isinstance(layers, str) else list(layers)
-    if not names:
-        raise ValueError("layers is empty")
+    names = [layers] if isinstance(layers, str) else check_sequence(layers, "layers", str)
+    model_inputs(inputs)
     store: dict[str, list[torch.Tensor]] = {name: [] for name in names}
     handles = []
     for name in names:
-        module = _module(model, name)
+        module = _module(model, name, "layers")
 
         def hook(_m, _i, output, name=name):
             store[name].append(_first_tensor(output).detach())
@@ -74,14 +96,21 @@ def capture_activations(
 def load_hf_model(name_or_path: str | torch.nn.Module) -> tuple[torch.nn.Module, Any]:
     """A Hugging Face model and its tokenizer (None when the folder has none) by name or
     local path, offline (`local_files_only`); a model object is returned as is."""
+    return _load(name_or_path, "name_or_path")
+
+
+def _load(name_or_path: str | torch.nn.Module, name: str) -> tuple[torch.nn.Module, Any]:
     if isinstance(name_or_path, torch.nn.Module):
         return name_or_path, None
-    if not isinstance(name_or_path, str):
-        raise TypeError("model must be a torch module or a model name / path (str)")
+    if not isinstance(name_or_path, str) or not name_or_path:
+        raise TypeError(f"{name} must be a torch module or a model name / path (str)")
     with requires_extra("paperplug-chunking", "hf", "Hugging Face models by name or path"):
         from transformers import AutoModel, AutoTokenizer
 
-    model = AutoModel.from_pretrained(name_or_path, local_files_only=True)
+    try:
+        model = AutoModel.from_pretrained(name_or_path, local_files_only=True)
+    except OSError as exc:
+        raise ValueError(f"{name}: no model {name_or_path!r} found offline: {exc}") from None
     folder = Path(name_or_path)
     if folder.is_dir() and not any((folder / f).exists() for f in TOKENIZER_FILES):
         return model.eval(), None
@@ -98,8 +127,12 @@ def hf_hidden_states(
     """All layers' hidden states of one sequence, shape (layers + 1, tokens, neurons), from
     `output_hidden_states`, and the tokens (when a tokenizer is known). `inputs` is a text
     (needs a tokenizer) or a 1-D sequence of token ids."""
-    model, found = load_hf_model(model)
+    model, found = _load(model, "model")
     tokenizer = tokenizer if tokenizer is not None else found
+    if tokenizer is not None and not hasattr(tokenizer, "convert_ids_to_tokens"):
+        raise TypeError(
+            f"tokenizer must be a Hugging Face tokenizer, got {type(tokenizer).__name__}"
+        )
     if isinstance(inputs, str):
         if tokenizer is None:
             raise ValueError("a text input needs a tokenizer; pass token ids or tokenizer=")

@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 from sklearn.cluster import KMeans
 
-from paperplug.checks import check_array, check_consistent_length, check_scalar, check_sequence
+from paperplug.checks import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    check_scalar,
+    check_sequence,
+)
 
 
 def neuron_bins(H: Any, n_bins: int = 5, seed: int = 0) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -23,6 +29,7 @@ def neuron_bins(H: Any, n_bins: int = 5, seed: int = 0) -> tuple[np.ndarray, lis
     neuron's sorted centres."""
     H = check_array(H, "H", ndim=2)
     n_bins = check_scalar(n_bins, "n_bins", "int", low=1)
+    check_scalar(seed, "seed", "int", low=0)
     ids = np.empty(H.shape, dtype=np.int64)
     centres = []
     for j in range(H.shape[1]):
@@ -40,15 +47,19 @@ def neuron_bins(H: Any, n_bins: int = 5, seed: int = 0) -> tuple[np.ndarray, lis
 def assign_bins(H: Any, centres: Sequence[np.ndarray]) -> np.ndarray:
     """Bin ids of new activations: each neuron's nearest centre."""
     H = check_array(H, "H", ndim=2)
+    centres = [
+        check_array(c, f"centres[{j}]", ndim=1)
+        for j, c in enumerate(check_sequence(centres, "centres"))
+    ]
     if H.shape[1] != len(centres):
-        raise ValueError(f"activations have {H.shape[1]} neurons, the bins {len(centres)}")
+        raise ValueError(f"H has {H.shape[1]} neurons, centres {len(centres)}")
     return np.stack([np.abs(H[:, j, None] - c[None]).argmin(1) for j, c in enumerate(centres)], 1)
 
 
 def state_ids(bins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The state string at each step as an integer id (ids in order of first appearance) and
     the table of distinct bin vectors, one row per id."""
-    bins = np.asarray(bins)
+    bins = check_array(bins, "bins", dtype="int", ndim=2)
     _, first, inverse = np.unique(bins, axis=0, return_index=True, return_inverse=True)
     order = np.argsort(first)  # unique-row index -> rank by first appearance
     rank = np.empty_like(order)
@@ -127,10 +138,19 @@ class DiscreteSequenceChunker:
     ) -> None:
         self.n_bins, self.n_iter, self.top_k, self.min_freq = n_bins, n_iter, top_k, min_freq
         self.max_neurons, self.seed = max_neurons, seed
+        self._check_params()
+
+    def _check_params(self) -> None:
+        check_scalar(self.n_bins, "n_bins", "int", low=1)
+        check_scalar(self.n_iter, "n_iter", "int", low=0)
+        check_scalar(self.top_k, "top_k", "int", low=1)
+        check_scalar(self.min_freq, "min_freq", "int", low=1)
+        check_scalar(self.max_neurons, "max_neurons", "int", low=1)
+        check_scalar(self.seed, "seed", "int", low=0)
 
     def fit(self, H: Any, symbols: Sequence[Any] | None = None) -> DiscreteSequenceChunker:
         H = check_array(H, "H", ndim=2)
-        check_scalar(self.max_neurons, "max_neurons", "int", low=1)
+        self._check_params()
         if H.shape[1] > self.max_neurons:
             raise ValueError(
                 f"activations have {H.shape[1]} neurons > max_neurons={self.max_neurons}: "
@@ -158,6 +178,8 @@ class DiscreteSequenceChunker:
     def centre_state(self, state: int) -> np.ndarray:
         """The activity vector of a discrete state (each neuron at its bin centre), used to
         graft the state into the network."""
+        check_is_fitted(self, "state_bins_")
+        check_scalar(state, "state", "int", low=0, high=len(self.state_bins_) - 1)
         row = self.state_bins_[state]
         return np.array([c[b] for c, b in zip(self.centres_, row, strict=True)])
 

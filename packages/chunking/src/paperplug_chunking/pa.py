@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from paperplug.checks import check_array, check_choice, check_scalar, check_sequence
+from paperplug.checks import (
+    check_array,
+    check_choice,
+    check_consistent_length,
+    check_is_fitted,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 
 THRESHOLDS = ("negatives", "max-train")
 
@@ -42,6 +50,10 @@ class Template:
 
 def token_positions(positions: Any, n: int, name: str = "positions") -> np.ndarray:
     """Sorted unique integer token positions inside [0, n), checked (`name` in the message)."""
+    check_type(name, "name", str)
+    if not name:
+        raise ValueError("name must be a non-empty string (the argument's name)")
+    check_scalar(n, "n", "int", low=1)
     pos = check_array(positions, name, dtype="int", ndim=1)
     if pos.min() < 0 or pos.max() >= n:
         raise ValueError(
@@ -78,10 +90,9 @@ def pa_deviation(H: Any, template: Template) -> np.ndarray:
     """Each token's mean squared deviation from the template over the subpopulation
     (+inf everywhere when the subpopulation is empty: nothing can be detected)."""
     H = check_array(H, "H", ndim=2)
+    check_type(template, "template", Template, what="a Template (pa_template's)")
     if H.shape[1] != template.mask.shape[0]:
-        raise ValueError(
-            f"activations have {H.shape[1]} neurons, the template {template.mask.shape[0]}"
-        )
+        raise ValueError(f"H has {H.shape[1]} neurons, the template {template.mask.shape[0]}")
     if not template.mask.any():
         return np.full(len(H), np.inf)
     return ((H[:, template.mask] - template.values) ** 2).mean(1)
@@ -89,13 +100,20 @@ def pa_deviation(H: Any, template: Template) -> np.ndarray:
 
 def negatives_threshold(deviations: np.ndarray, fpr: float) -> float:
     """The largest threshold under which at most a share `fpr` of these negatives'
-    deviations lie (detection is deviation <= threshold)."""
+    deviations lie (detection is deviation <= threshold); +inf where nothing is detected."""
+    deviations = check_array(deviations, "deviations", ndim=1, finite=False)
+    if np.isnan(deviations).any() or (deviations < 0).any():
+        raise ValueError("deviations must be mean squared deviations (>= 0 or +inf, not NaN)")
+    check_scalar(fpr, "fpr", low=0, high=1, inclusive="left")
     ordered = np.sort(deviations)
     return float(np.nextafter(ordered[int(np.floor(fpr * len(ordered)))], -np.inf))
 
 
 def detection_rates(detected: np.ndarray, labels: np.ndarray) -> dict[str, float]:
     """TPR, FPR, accuracy and balanced accuracy of boolean detections against labels."""
+    detected = check_array(detected, "detected", dtype="bool", ndim=1)
+    labels = check_array(labels, "labels", dtype="bool", ndim=1)
+    check_consistent_length(detected=detected, labels=labels)
     pos, neg = labels.sum(), (~labels).sum()
     tpr = float((detected & labels).sum() / pos) if pos else float("nan")
     fpr = float((detected & ~labels).sum() / neg) if neg else float("nan")
@@ -109,6 +127,10 @@ def detection_rates(detected: np.ndarray, labels: np.ndarray) -> dict[str, float
 
 def sweep_auc(fprs: Sequence[float], tprs: Sequence[float]) -> float:
     """Area under the ROC traced by the τ sweep (points joined to (0,0) and (1,1))."""
+    for name, rates in (("fprs", fprs), ("tprs", tprs)):
+        for i, rate in enumerate(check_sequence(rates, name, min_len=0)):
+            check_scalar(rate, f"{name}[{i}]", low=0, high=1)
+    check_consistent_length(fprs=list(fprs), tprs=list(tprs))
     pts = sorted({(0.0, 0.0), (1.0, 1.0), *zip(fprs, tprs, strict=True)})
     x, y = np.array(pts).T
     return float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2))
@@ -132,20 +154,26 @@ class PopulationAveraging:
     ) -> None:
         self.n_train, self.offset, self.taus, self.seed = n_train, offset, taus, seed
         self.threshold, self.fpr = threshold, fpr
+        self._check_params()
 
-    def fit(self, H: Any, positions: Any) -> PopulationAveraging:
-        H = check_array(H, "H", ndim=2)
+    def _check_params(self) -> list[float]:
+        """The parameters checked; the τ grid as floats."""
         check_scalar(self.n_train, "n_train", "int", low=1)
         check_scalar(self.offset, "offset", "int", low=-2, high=2)  # the paper's offsets
         check_choice(self.threshold, "threshold", THRESHOLDS)
         check_scalar(self.fpr, "fpr", low=0, high=1, inclusive="left")
-        taus = [
+        check_scalar(self.seed, "seed", "int", low=0)
+        return [
             check_scalar(t, f"taus[{i}]", low=0, inclusive="neither")
             for i, t in enumerate(check_sequence(self.taus, "taus"))
         ]
+
+    def fit(self, H: Any, positions: Any) -> PopulationAveraging:
+        H = check_array(H, "H", ndim=2)
+        taus = self._check_params()
         pos = shifted(positions, self.offset, len(H))
         if pos.size < self.n_train:
-            raise ValueError(f"{pos.size} occurrences < n_train={self.n_train}")
+            raise ValueError(f"positions holds {pos.size} occurrences < n_train={self.n_train}")
         rng = np.random.default_rng(self.seed)
         self.train_positions_ = np.sort(rng.choice(pos, self.n_train, replace=False))
         labels = np.zeros(len(H), dtype=bool)
@@ -169,9 +197,11 @@ class PopulationAveraging:
         return self
 
     def decision_function(self, H: Any) -> np.ndarray:
+        check_is_fitted(self, "template_")
         return -pa_deviation(H, self.template_)
 
     def predict(self, H: Any) -> np.ndarray:
+        check_is_fitted(self, "template_")
         return pa_deviation(H, self.template_) <= self.template_.threshold
 
     def evaluate(self, H: Any, positions: Any) -> dict[str, float]:
@@ -191,16 +221,22 @@ def pa_layers(
 ) -> list[dict[str, float]]:
     """PA per layer of a (layers, tokens, neurons) stack (e.g. `hf_hidden_states`): the chosen
     τ, subpopulation size, sweep AUC and, given held-out states, test TPR/FPR/AUC."""
-    states = np.asarray(states)
-    if states.ndim != 3:
-        raise ValueError(f"states must be (layers, tokens, neurons), got shape {states.shape}")
+    states = check_array(states, "states", ndim=3)
+    token_positions(positions, states.shape[1], "positions")
+    if (test_states is None) != (test_positions is None):
+        raise ValueError("give test_states and test_positions together")
+    if test_states is not None:
+        test_states = check_array(
+            test_states, "test_states", ndim=3, shape=(len(states), None, states.shape[2])
+        )
+        token_positions(test_positions, test_states.shape[1], "test_positions")
     rows = []
     for layer in range(states.shape[0]):
         pa = PopulationAveraging(**cfg).fit(states[layer], positions)
         row = {"layer": layer, "tau": pa.template_.tau, "n_neurons": pa.template_.n_neurons,
                "sweep_auc": pa.sweep_auc_}  # fmt: skip
         if test_states is not None:
-            test = pa.evaluate(np.asarray(test_states)[layer], test_positions)
+            test = pa.evaluate(test_states[layer], test_positions)
             row.update({f"test_{k}": test[k] for k in ("tpr", "fpr", "auc")})
         rows.append(row)
     return rows

@@ -18,13 +18,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from paperplug.checks import check_array, check_scalar
+from paperplug.checks import check_array, check_device, check_is_fitted, check_scalar, check_type
 
 
 def cosine_objective(X: Any, prototypes: Any) -> float:
     """mean_x max_k cos(C_k, x): what UCD maximises (and spherical k-means too)."""
-    X = F.normalize(torch.as_tensor(check_array(X, "X", ndim=2)), dim=1)
-    C = F.normalize(torch.as_tensor(np.asarray(prototypes, dtype=np.float64)), dim=1)
+    X = check_array(X, "X", ndim=2)
+    prototypes = check_array(prototypes, "prototypes", ndim=2)
+    if X.shape[1] != prototypes.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} columns but prototypes {prototypes.shape[1]}")
+    X = F.normalize(torch.as_tensor(X), dim=1)
+    C = F.normalize(torch.as_tensor(prototypes, dtype=torch.float64), dim=1)
     return float((X @ C.T).max(1).values.mean())
 
 
@@ -48,14 +52,24 @@ class UnsupervisedChunkDiscovery:
         self.n_chunks, self.lr, self.batch_size, self.epochs = n_chunks, lr, batch_size, epochs
         self.reinit_dead, self.n_init, self.split = reinit_dead, n_init, split
         self.seed, self.device, self.progress = seed, device, progress
+        self._check_params()
+
+    def _check_params(self) -> None:
+        check_scalar(self.n_chunks, "n_chunks", "int", low=1)
+        check_scalar(self.batch_size, "batch_size", "int", low=1)
+        check_scalar(self.epochs, "epochs", "int", low=1)
+        check_scalar(self.n_init, "n_init", "int", low=1)
+        check_scalar(self.lr, "lr", low=0, inclusive="neither")
+        check_scalar(self.seed, "seed", "int", low=0)
+        check_device(self.device)
+        for flag in ("reinit_dead", "split", "progress"):
+            check_type(getattr(self, flag), flag, bool)
 
     def fit(self, X: Any) -> UnsupervisedChunkDiscovery:
         X = check_array(X, "X", ndim=2)
+        self._check_params()
         K = check_scalar(self.n_chunks, "n_chunks", "int", low=1, high=len(X))
-        check_scalar(self.batch_size, "batch_size", "int", low=1)
-        epochs = check_scalar(self.epochs, "epochs", "int", low=1)
-        n_init = check_scalar(self.n_init, "n_init", "int", low=1)
-        check_scalar(self.lr, "lr", low=0, inclusive="neither")
+        epochs, n_init = self.epochs, self.n_init
         data = F.normalize(torch.as_tensor(X, dtype=torch.float32), dim=1).to(self.device)
         gen = torch.Generator().manual_seed(self.seed)
         best = None
@@ -132,7 +146,12 @@ class UnsupervisedChunkDiscovery:
             state["exp_avg_sq"][rows] = 0
 
     def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "prototypes_")
         X = check_array(X, "X", ndim=2)
+        if X.shape[1] != self.prototypes_.shape[1]:
+            raise ValueError(
+                f"X has {X.shape[1]} columns, the prototypes {self.prototypes_.shape[1]}"
+            )
         return (
             X / np.linalg.norm(X, axis=1, keepdims=True).clip(1e-12) @ self.prototypes_.T
         ).argmax(1)
