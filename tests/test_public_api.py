@@ -21,7 +21,7 @@ SPECS = {p.stem for p in (ROOT / "tests" / "public_api").glob("*.py") if p.stem 
 NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
     slug: "not yet swept"
     for slug in (
-        "adaptgrad", "drift", "eareranker",
+        "adaptgrad", "drift",
         "gateway", "llm", "neurules", "prime", "rdx",
     )
 } | {
@@ -43,6 +43,10 @@ NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
     }
     | {"clip_game": "not yet swept: its masking options need bad values listed"},
     "csd": {"minilm_encoder": "not yet swept: loads the MiniLM sentence encoder's weights"},
+    "eareranker": {
+        "DigitJudge": "not yet swept: needs a local causal LM (an HFChatModel and its tokenizer)",
+        "sentence_transformer": "not yet swept: loads the MiniLM sentence encoder's weights",
+    },
     "ama": {
         name: "not yet swept: loads or trains a sentence encoder (MiniLM weights)"
         for name in ("MiniLMEncoder", "fine_tune_retriever")

@@ -49,6 +49,10 @@ def model_digest(model: Any) -> str:
     normalisation, the length cut, the tokenizer's vocabulary)."""
     import torch
 
+    if not callable(getattr(model, "state_dict", None)):
+        raise TypeError(
+            f"model must be a torch module (a SentenceTransformer), got {type(model).__name__}"
+        )
     tokenizer = getattr(model, "tokenizer", None)
     config = (repr(model), getattr(model, "max_seq_length", None), type(tokenizer).__name__,
               len(tokenizer) if tokenizer is not None else None)  # fmt: skip
@@ -70,6 +74,10 @@ def encode(
     check_scalar(batch_size, "batch_size", "int", low=1)
     check_type(cache, "cache", bool)
     model = sentence_transformer(model)
+    if not callable(getattr(model, "encode", None)):
+        raise TypeError(
+            f"model must be a sentence encoder (encode(texts)), got {type(model).__name__}"
+        )
     path = None
     if cache:
         key = hashlib.blake2b(digest_size=16)

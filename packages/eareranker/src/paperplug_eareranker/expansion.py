@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_tensor, check_type
 
 
 class DimensionExpansion(nn.Module):
@@ -21,4 +21,14 @@ class DimensionExpansion(nn.Module):
         self.maps = nn.Linear(embedding_dim, n_tokens * d_model)  # N maps stacked in one matmul
 
     def forward(self, e: torch.Tensor) -> torch.Tensor:
+        check_embeddings(e, "e", self.maps.in_features)
         return self.maps(e).view(e.shape[0], self.n_tokens, self.d_model)
+
+
+def check_embeddings(value: torch.Tensor, name: str, width: int) -> torch.Tensor:
+    """`value` itself once checked: a (batch, width) tensor of finite numbers, batch >= 1."""
+    check_type(value, name, torch.Tensor)
+    if value.is_complex():
+        raise TypeError(f"{name} must hold real numbers, got dtype {value.dtype}")
+    check_tensor(value, name, ndim=2, shape=(None, width))
+    return value

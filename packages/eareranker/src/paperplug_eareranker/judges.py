@@ -34,6 +34,7 @@ def parse_score(reply: str) -> float | None:
     """The judge's number in [0, 1] from its reply, or None: the first number after a label
     ("Score:", "rating", ...) where there is one, else the first number; "85%", "8/10" and
     "7 out of 10" are scaled; a number outside [0, 1] unscaled, or none, is None."""
+    check_type(reply, "reply", str)
     text = reply.replace("*", "").replace("`", "")
     label = _LABEL.search(text)
     match = _SCORE.search(text, label.end() if label else 0) or (
@@ -142,8 +143,11 @@ def label_pairs(
     with fewer usable grades than Alg. 1 needs gets label None."""
     judges = check_sequence(judges, "judges", (LLMJudge, DigitJudge), what="LLMJudge or DigitJudge")
     pairs = check_sequence(pairs, "pairs", tuple, min_len=0, what="(query, document) tuple")
+    for i, pair in enumerate(pairs):
+        if len(pair) != 2 or not all(isinstance(text, str) for text in pair):
+            raise ValueError(f"pairs[{i}] must be a (query, document) pair of strings")
     out: dict[str, list] = {"label": [], "branch": [], "grades": [], "unusable": []}
-    first = aggregate.get("first", 4)
+    first = check_scalar(aggregate.get("first", 4), "first", "int", low=1)
     for query, document in pairs:
         grades = [j.grade(query, document) for j in judges]
         usable = [g for g in grades if g is not None]

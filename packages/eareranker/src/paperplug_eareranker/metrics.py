@@ -12,9 +12,11 @@ from paperplug.checks import check_array, check_consistent_length, check_scalar
 from paperplug_eareranker.bins import adequacy_bin
 
 
-def _pair(pred: object, target: object) -> tuple[np.ndarray, np.ndarray]:
-    pred, target = check_array(pred, "pred", ndim=1), check_array(target, "target", ndim=1)
-    check_consistent_length(pred=pred, target=target)
+def _pair(
+    pred: object, target: object, names: tuple[str, str] = ("pred", "target")
+) -> tuple[np.ndarray, np.ndarray]:
+    pred, target = check_array(pred, names[0], ndim=1), check_array(target, names[1], ndim=1)
+    check_consistent_length(**{names[0]: pred, names[1]: target})
     return pred, target
 
 
@@ -37,18 +39,25 @@ def bin_accuracy(pred: object, target: object) -> float:
     return float(np.mean(adequacy_bin(pred, "pred") == adequacy_bin(target, "target")))
 
 
-def _ranking(
-    scores: object, labels: object, groups: object
-) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """Checked scores and labels, and the row indices of each query."""
-    scores = check_array(scores, "scores", ndim=1)
-    labels = check_array(labels, "labels", ndim=1)
-    groups = np.asarray(groups)
-    if groups.ndim != 1:
-        raise ValueError(f"groups must be one query id per row (1-D), got shape {groups.shape}")
-    check_consistent_length(scores=scores, labels=labels, groups=groups)
+def _graded(scores: object, labels: object, name: str = "scores") -> tuple[np.ndarray, np.ndarray]:
+    """Checked scores and non-negative relevance grades, one per document."""
+    scores, labels = _pair(scores, labels, (name, "labels"))
     if (labels < 0).any():
         raise ValueError("labels must be non-negative relevance grades")
+    return scores, labels
+
+
+def _ranking(
+    scores: object, labels: object, groups: object, name: str = "scores"
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Checked scores and labels, and the row indices of each query."""
+    scores, labels = _graded(scores, labels, name)
+    groups = np.asarray(groups)
+    if groups.dtype.kind in "fcb":  # query ids: integers or strings
+        groups = check_array(groups, "groups", dtype="int")
+    if groups.ndim != 1:
+        raise ValueError(f"groups must be one query id per row (1-D), got shape {groups.shape}")
+    check_consistent_length(**{name: scores, "labels": labels, "groups": groups})
     _, inverse = np.unique(groups, return_inverse=True)
     return scores, labels, [np.flatnonzero(inverse == g) for g in range(inverse.max() + 1)]
 
@@ -83,6 +92,7 @@ def reciprocal_rank(scores: np.ndarray, labels: np.ndarray) -> float:
     """1 / rank of the first best-labelled document, in expectation over the orders of tied
     scores: with `ahead` documents scored above the first tie block holding m best ones among
     n, the first of them sits at ahead + J, P(J = j) = C(n − j, m − 1) / C(n, m)."""
+    scores, labels = _graded(scores, labels)
     best = labels == labels.max()
     ahead = 0
     for level in np.unique(scores)[::-1]:
@@ -103,6 +113,7 @@ def mrr(scores: object, labels: object, groups: object) -> float:
 
 def report(pred: object, labels: object, groups: object) -> dict[str, float]:
     """ACC25, LACC@10, LACC@25, bin accuracy, NDCG@10 and MRR in one dict."""
+    _ranking(pred, labels, groups, "pred")  # named as passed here
     return {
         "ACC25": acc(pred, labels),
         "LACC@10": lacc(pred, labels, 0.10),

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from paperplug.checks import check_choice, check_scalar, check_type
-from paperplug_eareranker.expansion import DimensionExpansion
+from paperplug_eareranker.expansion import DimensionExpansion, check_embeddings
 
 READOUTS = ("cls", "last")
 
@@ -82,6 +82,11 @@ class EARScorer(nn.Module):
 
     def logits(self, q: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
         """The scores before the sigmoid (batch,)."""
+        width = self.expand_q.maps.in_features
+        check_embeddings(q, "q", width)
+        check_embeddings(d, "d", width)
+        if len(q) != len(d):
+            raise ValueError(f"q and d must hold one pair per row: {len(q)} and {len(d)} rows")
         batch = q.shape[0]
         cls, sep = (self.special[i].expand(batch, 1, -1) for i in range(2))
         parts = [cls, self.expand_q(q), sep, self.expand_d(d)]
