@@ -14,7 +14,7 @@ def _checked(sigma: SymbolicFunction, scores: torch.Tensor, s: torch.Tensor, nam
     """scores (bags, M, C) finite and s (bags,) possible outputs of σ, or an error naming them."""
     check_sigma(sigma)
     check_tensor(scores, name, shape=(None, sigma.M, sigma.C))
-    sigma.index(check_tensor(s, "s", dtype="int", ndim=1).numpy(), "s")
+    sigma.index(check_tensor(s, "s", dtype="int", ndim=1).cpu().numpy(), "s")
     check_consistent_length(**{name: scores, "s": s})
 
 
