@@ -22,7 +22,7 @@ NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
     slug: "not yet swept"
     for slug in (
         "adaptgrad", "cauim", "chunking", "drift", "eareranker",
-        "gateway", "llm", "matroid", "nesy", "neurules", "prime", "rdx",
+        "gateway", "llm", "matroid", "nesy", "prime", "rdx",
         "semicentroid",
     )
 } | {
