@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from paperplug.checks import argument_errors, check_data, check_type
+from paperplug.checks import argument_errors, check_data, check_scalar, check_type
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-rdx", "torch", "features from torch models"):
@@ -20,6 +20,7 @@ def layer_features(
     """(n, dim): the flattened output of `model.get_submodule(layer)` for each input row."""
     check_type(model, "model", torch.nn.Module, what="a torch module")
     check_type(layer, "layer", str, what="a module name (str)")
+    check_scalar(batch_size, "batch_size", "int", low=1)
     try:
         module = model.get_submodule(layer)
     except AttributeError as exc:
