@@ -10,8 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from paperplug.checks import check_scalar
-from paperplug_neurules.validation import check_float_tensor
+from paperplug.checks import check_float_tensor, check_scalar
 
 
 def harmonic_and(pi: torch.Tensor, weights: torch.Tensor, eps: float) -> torch.Tensor:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_float_tensor, check_scalar
 from paperplug_neurules.conjunction import Conjunctions
 from paperplug_neurules.ordering import RuleSelector
 from paperplug_neurules.predicates import IntervalPredicates
-from paperplug_neurules.validation import check_float_tensor
 
 
 class NeuralRuleList(nn.Module):

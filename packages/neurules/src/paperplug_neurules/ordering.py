@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from paperplug.checks import check_scalar, check_type
-from paperplug_neurules.validation import check_float_tensor, check_generator, check_weight
+from paperplug.checks import check_float_tensor, check_scalar, check_type
+from paperplug_neurules.validation import check_generator, check_weight
 
 
 def priorities(order: torch.Tensor) -> torch.Tensor:

@@ -6,8 +6,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from paperplug.checks import check_scalar, check_type
-from paperplug_neurules.validation import check_float_tensor, check_generator, check_weight
+from paperplug.checks import check_float_tensor, check_scalar, check_type
+from paperplug_neurules.validation import check_generator, check_weight
 
 
 def soft_interval(

@@ -9,13 +9,18 @@ import torch
 from torch.nn import functional as F
 
 from paperplug import History
-from paperplug.checks import check_callable, check_consistent_length, check_scalar, check_type
+from paperplug.checks import (
+    check_callable,
+    check_consistent_length,
+    check_float_tensor,
+    check_scalar,
+    check_type,
+)
 from paperplug_neurules.network import NeuralRuleList
 from paperplug_neurules.ordering import _support_penalty
 from paperplug_neurules.schedule import annealed, batch_rows, heads_frozen
 from paperplug_neurules.validation import (
     check_class_indices,
-    check_float_tensor,
     check_generator,
     check_weight,
 )

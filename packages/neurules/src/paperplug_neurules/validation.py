@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from paperplug.checks import check_data, check_tensor, check_type
+from paperplug.checks import check_data, check_type
 
 
 def check_weight(weight: Any, name: str, n_rows: int) -> Any:
@@ -29,13 +29,3 @@ def check_class_indices(y: Any, name: str, n_rows: int, n_classes: int) -> Any:
 def check_generator(generator: Any, name: str = "generator") -> torch.Generator:
     """`generator` if it is a torch.Generator, else a TypeError naming `name`."""
     return check_type(generator, name, torch.Generator)
-
-
-def check_float_tensor(value: Any, name: str, **kw: Any) -> torch.Tensor:
-    """`value` itself (its autograd graph kept) if it is a real, finite torch tensor that
-    passes `check_tensor(value, name, **kw)`."""
-    check_type(value, name, torch.Tensor)
-    if not value.is_floating_point():
-        raise TypeError(f"{name} must hold floats, got dtype {value.dtype}")
-    check_tensor(value, name, **kw)
-    return value
