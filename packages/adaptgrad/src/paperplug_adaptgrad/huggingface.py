@@ -13,6 +13,11 @@ def pixel_bounds(processor: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-channel (lo, hi) of normalised pixels: ((0 − mean)/std, (1 − mean)/std) for pixels in [0, 1]."""
     if not getattr(processor, "do_normalize", True):
         return torch.tensor(0.0), torch.tensor(1.0)
+    if not all(hasattr(processor, k) for k in ("image_mean", "image_std")):
+        raise TypeError(
+            "processor must be an image processor with image_mean and image_std, got "
+            + type(processor).__name__
+        )
     mean = torch.as_tensor(processor.image_mean, dtype=torch.float32)
     std = torch.as_tensor(processor.image_std, dtype=torch.float32)
     return (0.0 - mean) / std, (1.0 - mean) / std
