@@ -45,7 +45,6 @@ NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
     | {"clip_game": "not yet swept: its masking options need bad values listed"},
     "adaptgrad": {
         "load_hf_classifier": "not yet swept: loads a Hugging Face image classifier's weights",
-        "trained_digits_cnn": "not yet swept: trains the digits CNN (~10 s a call)",
     },
     "rdx": {
         "hf_hidden_states": "not yet swept: needs a Hugging Face model (by name, or loaded)"

@@ -109,4 +109,7 @@ def sweeps() -> dict[str, Sweep]:
         "as_forward": Sweep(a.as_forward, (model,)),
         "pixel_bounds": Sweep(a.pixel_bounds, (processor,)),
         "load_digits_32": Sweep(a.load_digits_32, bad_params={"seed": [-1]}),
+        "trained_digits_cnn": Sweep(
+            a.trained_digits_cnn, kwargs={"epochs": 1}, bad_params={"seed": [-1], "epochs": [0]}
+        ),
     }

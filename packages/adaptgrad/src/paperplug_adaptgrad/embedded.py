@@ -65,5 +65,7 @@ def trained_digits_cnn(
     seed: int = 0, epochs: int = 8
 ) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """The embedded default: the CNN trained on the digits' training split, and the test split."""
+    check_scalar(seed, "seed", "int", low=0)
+    check_scalar(epochs, "epochs", "int", low=1)
     x_train, y_train, x_test, y_test = load_digits_32(seed)
     return train_cnn(x_train, y_train, epochs=epochs, seed=seed), x_test, y_test
