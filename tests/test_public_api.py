@@ -46,9 +46,6 @@ NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
     "adaptgrad": {
         "load_hf_classifier": "not yet swept: loads a Hugging Face image classifier's weights",
     },
-    "rdx": {
-        "hf_hidden_states": "not yet swept: needs a Hugging Face model (by name, or loaded)"
-    },
     "csd": {"minilm_encoder": "not yet swept: loads the MiniLM sentence encoder's weights"},
     "ama": {
         name: "not yet swept: loads or trains a sentence encoder (MiniLM weights)"

@@ -14,6 +14,16 @@ REASONS = {"RDX": "the Explainer role's contract sweeps it (packages/rdx/tests/t
 SQUARE = "an (n, n) matrix over the items: one more column is rejected as not square"
 
 
+def _vit():
+    """A randomly initialised ViT of 8 × 8 images (no weights loaded)."""
+    from transformers import ViTConfig, ViTModel
+
+    config = ViTConfig(image_size=8, patch_size=4, hidden_size=8, num_hidden_layers=1,
+                       num_attention_heads=1, intermediate_size=8)  # fmt: skip
+    with seeded_torch(0):
+        return ViTModel(config).eval()
+
+
 def sweeps() -> dict[str, Sweep]:
     rng = np.random.default_rng(0)
     R0, R1 = rng.normal(size=(12, 3)), rng.normal(size=(12, 4))
@@ -23,7 +33,17 @@ def sweeps() -> dict[str, Sweep]:
     labels = rng.integers(0, 2, 12)
     with seeded_torch(0):
         model = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.ReLU(), torch.nn.Linear(5, 2))
+    images = rng.random((5, 3, 8, 8)).astype(np.float32)
     return {
+        "hf_hidden_states": Sweep(
+            r.hf_hidden_states,
+            (_vit(), images),
+            {"batch_size": 2},
+            bad_params={"layer": [2, -3], "pool": ["max"], "batch_size": [0]},
+            reasons={
+                "tokenizer": "a Hugging Face tokenizer (None: the model's, or none for images)"
+            },
+        ),
         "neighborhood_ranks": Sweep(r.neighborhood_ranks, (R0,), width=False),
         "max_normalized": Sweep(r.max_normalized, (R0,), width=False),
         "local_scaling": Sweep(
