@@ -43,9 +43,6 @@ NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
         for name in ("NormalEquations", "design_matrix", "fit_dual", "sample_coalitions")
     }
     | {"clip_game": "not yet swept: its masking options need bad values listed"},
-    "adaptgrad": {
-        "load_hf_classifier": "not yet swept: loads a Hugging Face image classifier's weights",
-    },
     "csd": {"minilm_encoder": "not yet swept: loads the MiniLM sentence encoder's weights"},
     "ama": {
         name: "not yet swept: loads or trains a sentence encoder (MiniLM weights)"

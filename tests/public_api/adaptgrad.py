@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from types import SimpleNamespace
 
 import paperplug_adaptgrad as a
@@ -32,6 +33,23 @@ OPERATOR = {
 def _model() -> torch.nn.Module:
     with seeded_torch(0):
         return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(6, 3))
+
+
+_SAVED, _EMPTY = tempfile.TemporaryDirectory(), tempfile.TemporaryDirectory()  # removed at exit
+
+
+def _saved_vit() -> str:
+    """A randomly initialised ViT classifier of 8 × 8 images and its processor, saved to a
+    temporary folder (no weights downloaded): the path load_hf_classifier reads."""
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    path = _SAVED.name
+    config = ViTConfig(image_size=8, patch_size=4, hidden_size=8, num_hidden_layers=1,
+                       num_attention_heads=1, intermediate_size=8, num_labels=3)  # fmt: skip
+    with seeded_torch(0):
+        ViTForImageClassification(config).save_pretrained(path)
+    ViTImageProcessor(size={"height": 8, "width": 8}).save_pretrained(path)
+    return path
 
 
 def sweeps() -> dict[str, Sweep]:
@@ -107,6 +125,9 @@ def sweeps() -> dict[str, Sweep]:
             accepts={"samples:width": ANY_WIDTH},
         ),
         "as_forward": Sweep(a.as_forward, (model,)),
+        "load_hf_classifier": Sweep(
+            a.load_hf_classifier, (_saved_vit(),), bad_params={"name_or_path": [_EMPTY.name]}
+        ),
         "pixel_bounds": Sweep(a.pixel_bounds, (processor,)),
         "load_digits_32": Sweep(a.load_digits_32, bad_params={"seed": [-1]}),
         "trained_digits_cnn": Sweep(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import torch
 
+from paperplug.checks import check_type
 from paperplug.extras import requires_extra
 
 
@@ -30,6 +32,13 @@ def load_hf_classifier(
 
     Explain it with `AdaptGrad(bounds=bounds).explain(model, pixel_values)`; logits come from `.logits`.
     """
+    check_type(name_or_path, "name_or_path", (str, os.PathLike), what="a model name or path")
+    if os.path.isdir(name_or_path) and not os.path.isfile(
+        os.path.join(name_or_path, "config.json")
+    ):
+        raise ValueError(
+            f"name_or_path: the folder {name_or_path} holds no saved model (config.json)"
+        )
     try:
         with requires_extra("paperplug-adaptgrad", "hf", "Hugging Face image classifiers"):
             from transformers import AutoImageProcessor, AutoModelForImageClassification
