@@ -21,8 +21,7 @@ SPECS = {p.stem for p in (ROOT / "tests" / "public_api").glob("*.py") if p.stem 
 NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
     slug: "not yet swept"
     for slug in (
-        "adaptgrad", "drift",
-        "gateway", "llm", "neurules", "prime", "rdx",
+        "drift", "gateway", "llm", "prime",
     )
 } | {
     "flux": {

@@ -20,6 +20,7 @@ from paperplug.checks import (
     check_consistent_length,
     check_context,
     check_distribution,
+    check_float_tensor,
     check_graph,
     check_is_fitted,
     check_scalar,
@@ -134,6 +135,21 @@ def test_check_tensor():
     copied = check_tensor(t, "x", copy=True)
     copied[0, 0] = 7
     assert t[0, 0] == 1
+
+
+def test_check_float_tensor_keeps_the_graph_and_rejects_non_floats():
+    w = torch.ones(2, 3, requires_grad=True)
+    assert check_float_tensor(w, "w", ndim=2) is w  # the tensor itself: gradients flow
+    with pytest.raises(TypeError, match=r"w must be a Tensor, got numpy\.ndarray"):
+        check_float_tensor(np.ones((2, 3)), "w")
+    with pytest.raises(TypeError, match=r"w must hold floats, got dtype torch\.int64"):
+        check_float_tensor(torch.ones(2, dtype=torch.long), "w")
+    with pytest.raises(TypeError, match=r"w must hold floats, got dtype torch\.complex64"):
+        check_float_tensor(torch.ones(2, dtype=torch.complex64), "w")
+    with pytest.raises(ValueError, match="w holds NaN"):
+        check_float_tensor(torch.tensor([1.0, float("nan")]), "w")
+    with pytest.raises(ValueError, match=r"w must have shape \(\*, 4\)"):
+        check_float_tensor(w, "w", shape=(None, 4))
 
 
 def test_check_scalar():

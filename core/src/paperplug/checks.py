@@ -275,6 +275,18 @@ def check_data(value: Any, name: str, **kw: Any) -> Any:
     return check_tensor(value, name, **kw) if is_tensor(value) else check_array(value, name, **kw)
 
 
+def check_float_tensor(value: Any, name: str, **kw: Any) -> Any:
+    """`value` itself (its autograd graph kept, never a copy) if it is a torch tensor of floats
+    that passes `check_tensor(value, name, **kw)` (finite, non-empty, the shape asked)."""
+    import torch
+
+    check_type(value, name, torch.Tensor)
+    if not value.is_floating_point():
+        raise TypeError(f"{name} must hold floats, got dtype {value.dtype}")
+    check_tensor(value, name, **kw)
+    return value
+
+
 def _length(value: Any, name: str) -> int:
     """Rows of an array-like (one without len, as scikit-learn's checks pass, included)."""
     import numpy as np

@@ -49,7 +49,7 @@ def test_deletion_rewards_the_true_attribution():
 
 
 def test_deletion_rejects_misshapen_attributions():
-    with pytest.raises(ValueError, match="shaped like inputs"):
+    with pytest.raises(ValueError, match="shaped like x"):
         deletion_curve(
             torch.nn.Linear(4, 2),
             torch.zeros(2, 4),

@@ -101,7 +101,7 @@ def test_deterministic_fit_with_integer_weights_equals_fit_on_repeated_rows(seed
     loss curve, parameters within 0.1 standardised units, the same answer on 99.5% of rows."""
     from paperplug_neurules import ordering
 
-    monkeypatch.setattr(ordering, "gumbel_select", _noise_free)
+    monkeypatch.setattr(ordering, "_gumbel_select", _noise_free)
     X, y, w, X_rep, y_rep = _weighted_and_repeated(seed, n=200)
     fit = lambda *a, **k: NeuRulesClassifier(  # noqa: E731
         n_epochs=150, batch_size=1000, random_state=seed

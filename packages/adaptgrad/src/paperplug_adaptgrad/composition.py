@@ -10,16 +10,37 @@ from collections.abc import Callable
 
 import torch
 
-from paperplug.checks import check_scalar
-from paperplug_adaptgrad.smoothing import GradientOperator
+from paperplug.checks import check_callable, check_float_tensor, check_scalar
+from paperplug_adaptgrad.smoothing import GradientOperator, check_targets
 
 BaseMethod = Callable[..., torch.Tensor]  # (gradient, x, targets, **kw) -> attribution like x
+
+
+def _check_call(gradient: GradientOperator, x: torch.Tensor, targets: torch.Tensor) -> None:
+    check_callable(gradient, "gradient")
+    check_float_tensor(x, "x")
+    check_targets(targets, len(x))
+
+
+def check_fill(value: float | torch.Tensor, name: str, x: torch.Tensor) -> None:
+    """`value` a real number or a finite float tensor that broadcasts to `x`."""
+    if not isinstance(value, torch.Tensor):
+        check_scalar(value, name)
+        return
+    check_float_tensor(value, name, min_samples=0)
+    try:
+        torch.broadcast_shapes(value.shape, x.shape)
+    except RuntimeError:
+        raise ValueError(
+            f"{name} {tuple(value.shape)} does not broadcast to x {tuple(x.shape)}"
+        ) from None
 
 
 def vanilla_gradient(
     gradient: GradientOperator, x: torch.Tensor, targets: torch.Tensor
 ) -> torch.Tensor:
     """The gradient of the target logit (Simonyan et al.); smoothed when `gradient` is."""
+    _check_call(gradient, x, targets)
     return gradient(x, targets)
 
 
@@ -27,6 +48,7 @@ def gradient_x_input(
     gradient: GradientOperator, x: torch.Tensor, targets: torch.Tensor
 ) -> torch.Tensor:
     """Gradient × Input: the (smoothed) gradient at x times x itself."""
+    _check_call(gradient, x, targets)
     return gradient(x, targets) * x
 
 
@@ -42,7 +64,9 @@ def integrated_gradients(
 
     All n+1 path points go to `gradient` in one call, so smoothing batches over them too.
     """
+    _check_call(gradient, x, targets)
     check_scalar(n_steps, "n_steps", "int", low=1)
+    check_fill(baseline, "baseline", x)
     base = torch.as_tensor(baseline, dtype=x.dtype, device=x.device).expand_as(x)
     alphas = torch.linspace(0.0, 1.0, n_steps + 1, dtype=x.dtype, device=x.device)
     alphas = alphas.reshape(-1, *[1] * x.dim())

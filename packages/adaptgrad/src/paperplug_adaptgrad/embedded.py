@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from paperplug import seeded_torch
+from paperplug.checks import check_scalar
 from paperplug.extras import requires_extra
 from paperplug.harness import progress
 
@@ -17,6 +18,8 @@ def load_digits_32(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Ten
         from sklearn.datasets import load_digits
         from sklearn.model_selection import train_test_split
 
+    check_scalar(seed, "seed", "int", low=0)
+    check_scalar(seed, "seed", "int", low=0)
     digits = load_digits()
     x = torch.tensor(digits.images, dtype=torch.float32)[:, None] / 16.0
     x = torch.nn.functional.interpolate(x, size=32, mode="bilinear", align_corners=False)
@@ -62,5 +65,7 @@ def trained_digits_cnn(
     seed: int = 0, epochs: int = 8
 ) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """The embedded default: the CNN trained on the digits' training split, and the test split."""
+    check_scalar(seed, "seed", "int", low=0)
+    check_scalar(epochs, "epochs", "int", low=1)
     x_train, y_train, x_test, y_test = load_digits_32(seed)
     return train_cnn(x_train, y_train, epochs=epochs, seed=seed), x_test, y_test

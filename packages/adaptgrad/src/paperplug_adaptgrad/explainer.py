@@ -20,7 +20,7 @@ from paperplug_adaptgrad.smoothing import (
     Forward,
     GradientOperator,
     SmoothedGradient,
-    class_gradient,
+    _class_gradient,
 )
 
 
@@ -172,7 +172,7 @@ class GradientSmoothing:
         smoothers: list[SmoothedGradient] = []
 
         def make_gradient(model_k: Any) -> GradientOperator:
-            gradient = partial(class_gradient, as_forward(model_k), batch_size=self.batch_size)
+            gradient = partial(_class_gradient, as_forward(model_k), batch_size=self.batch_size)
             if self.n_samples == 0:
                 return gradient
             smoother = SmoothedGradient(

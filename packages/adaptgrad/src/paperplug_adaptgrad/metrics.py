@@ -6,7 +6,15 @@ import math
 
 import torch
 
-from paperplug_adaptgrad.smoothing import Forward
+from paperplug.checks import (
+    argument_errors,
+    check_callable,
+    check_float_tensor,
+    check_scalar,
+)
+from paperplug_adaptgrad.composition import check_fill
+from paperplug_adaptgrad.noise_scale import check_range
+from paperplug_adaptgrad.smoothing import Forward, check_targets
 
 
 def gini(attributions: torch.Tensor) -> torch.Tensor:
@@ -15,6 +23,7 @@ def gini(attributions: torch.Tensor) -> torch.Tensor:
     G = Σ_k (2k − d − 1)·a_(k) / (d·Σ a) with a sorted ascending (Hurley & Rickard); 0 for an
     all-zero map.
     """
+    check_float_tensor(attributions, "attributions")
     a = attributions.detach().abs().reshape(len(attributions), -1).double().sort(dim=1).values
     d = a.shape[1]
     k = torch.arange(1, d + 1, dtype=a.dtype, device=a.device)
@@ -25,6 +34,7 @@ def gini(attributions: torch.Tensor) -> torch.Tensor:
 
 def out_of_range_rate(samples: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> float:
     """Share of sampled coordinates outside [lo, hi]: the out-of-range sampling the paper bounds."""
+    check_range(samples, lo, hi, "samples")
     return float(((samples < lo) | (samples > hi)).double().mean())
 
 
@@ -32,6 +42,12 @@ def expected_out_of_range_rate(
     x: torch.Tensor, sigma: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor
 ) -> float:
     """The exact mean of P(x_i + ε_i ∉ [lo, hi]) for ε_i ~ N(0, σ_i²); σ_i = 0 counts as never out."""
+    check_range(x, lo, hi)
+    check_float_tensor(sigma, "sigma", min_samples=0)
+    if sigma.shape != x.shape or bool((sigma < 0).any()):
+        raise ValueError(
+            f"sigma must be non-negative and shaped like x {tuple(x.shape)}, got {tuple(sigma.shape)}"
+        )
     x, sigma = x.double(), sigma.double().expand_as(x)
     lo, hi = lo.double().expand_as(x), hi.double().expand_as(x)
     s = sigma.clamp(min=torch.finfo(torch.float64).tiny)
@@ -59,9 +75,16 @@ def deletion_curve(
     Coordinates are removed in order of decreasing signed attribution, a fraction k/steps at step k;
     a faithful map makes the probability fall fast.
     """
+    check_callable(forward, "forward")
+    check_float_tensor(x, "x")
+    check_float_tensor(attributions, "attributions")
+    targets = check_targets(targets, len(x))
+    check_scalar(steps, "steps", "int", low=1)
+    check_scalar(batch_size, "batch_size", "int", low=1, allow_none=True)
+    check_fill(fill, "fill", x)
     if attributions.shape != x.shape:
         raise ValueError(
-            f"attributions {tuple(attributions.shape)} must be shaped like inputs {tuple(x.shape)}"
+            f"attributions {tuple(attributions.shape)} must be shaped like x {tuple(x.shape)}"
         )
     b, d = len(x), x[0].numel()
     order = attributions.reshape(b, -1).argsort(dim=1, descending=True, stable=True)
@@ -73,12 +96,18 @@ def deletion_curve(
     filler = torch.as_tensor(fill, dtype=x.dtype, device=x.device).expand_as(x)
     probes = torch.where(removed, filler, x).reshape(-1, *x.shape[1:])
     step = batch_size or len(probes)
-    probs = torch.cat(
-        [forward(probes[i : i + step]).softmax(dim=1) for i in range(0, len(probes), step)]
-    )
+    with argument_errors("x", "the shape the model takes"):
+        probs = torch.cat(
+            [forward(probes[i : i + step]).softmax(dim=1) for i in range(0, len(probes), step)]
+        )
+    if int(targets.max()) >= probs.shape[1]:
+        raise ValueError(f"targets: class {int(targets.max())} out of range for {probs.shape[1]}")
     return probs.gather(1, targets.repeat(steps + 1)[:, None]).reshape(steps + 1, b).T
 
 
 def deletion_auc(curve: torch.Tensor) -> torch.Tensor:
     """Area under each deletion curve over the removed fraction in [0, 1] (trapezoid); lower is better."""
+    check_float_tensor(curve, "curve", ndim=2)
+    if curve.shape[1] < 2:
+        raise ValueError(f"curve needs at least 2 points per row, got {curve.shape[1]}")
     return torch.trapezoid(curve, dx=1.0 / (curve.shape[1] - 1), dim=1)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import torch
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_float_tensor, check_scalar, check_type
 
 Bound = float | Sequence[float] | torch.Tensor
 Bounds = tuple[Bound, Bound]
@@ -21,6 +21,8 @@ def resolve_bounds(
     A 1-D bound whose length equals `x.shape[channel_dim]` is a per-channel bound; any other
     tensor must broadcast to `x` as it is.
     """
+    check_float_tensor(x, "x")
+    check_type(channel_dim, "channel_dim", int, what="an int")
     if not -x.dim() <= channel_dim < x.dim():
         raise ValueError(
             f"channel_dim {channel_dim} is not a dim of inputs of shape {tuple(x.shape)}"
@@ -60,6 +62,21 @@ def _as_bound(bound: Bound, x: torch.Tensor, channel_dim: int, name: str) -> tor
     return t
 
 
+def check_range(x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, name: str = "x") -> None:
+    """`x` (a float tensor) and the bounds `lo` < `hi` (float tensors that broadcast to it)."""
+    check_float_tensor(x, name)
+    for bound, label in ((lo, "lo"), (hi, "hi")):
+        check_float_tensor(bound, label, min_samples=0)
+        try:
+            torch.broadcast_shapes(bound.shape, x.shape)
+        except RuntimeError:
+            raise ValueError(
+                f"{label} {tuple(bound.shape)} does not broadcast to {name} {tuple(x.shape)}"
+            ) from None
+    if not bool((lo < hi).all()):
+        raise ValueError("lo and hi must satisfy lo < hi in every dimension")
+
+
 def adaptive_sigma(
     x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, c: float = 0.95
 ) -> torch.Tensor:
@@ -69,6 +86,7 @@ def adaptive_sigma(
     and a dimension sitting on a bound gets σ_i = 0.
     """
     c = check_scalar(c, "c", low=0.0, high=1.0, inclusive="neither")  # the confidence
+    check_range(x, lo, hi)
     m = torch.minimum(x - lo, hi - x).clamp(min=0)
     return m / (math.sqrt(2.0) * torch.erfinv(torch.tensor(c, dtype=torch.float64)).item())
 
@@ -78,4 +96,5 @@ def smoothgrad_sigma(
 ) -> torch.Tensor:
     """SmoothGrad's σ = α·(x_max − x_min), the same in every dimension (α = 0.2 by default)."""
     alpha = check_scalar(alpha, "alpha", low=0.0)  # the noise level
+    check_range(x, lo, hi)
     return (alpha * (hi - lo)).expand_as(x)

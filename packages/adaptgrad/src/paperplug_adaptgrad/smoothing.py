@@ -6,6 +6,15 @@ from collections.abc import Callable
 
 import torch
 
+from paperplug.checks import (
+    argument_errors,
+    check_callable,
+    check_float_tensor,
+    check_scalar,
+    check_tensor,
+    check_type,
+)
+
 Forward = Callable[[torch.Tensor], torch.Tensor]
 GradientOperator = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (points, targets) -> ∇
 
@@ -14,6 +23,17 @@ def class_gradient(
     forward: Forward, points: torch.Tensor, targets: torch.Tensor, batch_size: int | None = None
 ) -> torch.Tensor:
     """∂ logit_{targets[k]} / ∂ points[k] for every row k, in batches of at most `batch_size` rows."""
+    check_callable(forward, "forward")
+    check_float_tensor(points, "points", min_samples=1)
+    targets = check_targets(targets, len(points))
+    check_scalar(batch_size, "batch_size", "int", low=1, allow_none=True)
+    with argument_errors("points", "the shape the model takes"):
+        return _class_gradient(forward, points, targets, batch_size)
+
+
+def _class_gradient(
+    forward: Forward, points: torch.Tensor, targets: torch.Tensor, batch_size: int | None = None
+) -> torch.Tensor:
     step = batch_size or len(points)
     grads = []
     with torch.enable_grad():
@@ -27,12 +47,22 @@ def class_gradient(
                 )
             if int(t.max()) >= logits.shape[1]:
                 raise ValueError(
-                    f"target {int(t.max())} out of range for {logits.shape[1]} classes"
+                    f"target {int(t.max())} out of range for {logits.shape[1]} classes "
+                    "(targets must be the model's class indices)"
                 )
             # Rows are independent, so the gradient of the sum is each row's own gradient.
             (grad,) = torch.autograd.grad(logits.gather(1, t[:, None]).sum(), p)
             grads.append(grad)
     return torch.cat(grads)
+
+
+def check_targets(targets: torch.Tensor, n: int) -> torch.Tensor:
+    """`targets` as n non-negative class indices (int64)."""
+    check_type(targets, "targets", torch.Tensor)
+    t = check_tensor(targets, "targets", dtype="int", shape=(n,), min_samples=0)
+    if bool((t < 0).any()):
+        raise ValueError("targets must be non-negative class indices")
+    return t
 
 
 def accumulator_dtype(points: torch.Tensor) -> torch.dtype:
@@ -62,8 +92,18 @@ class SmoothedGradient:
         generator: torch.Generator | None = None,
         batch_size: int | None = None,
     ) -> None:
-        if not isinstance(n_samples, int) or n_samples < 1:
-            raise ValueError(f"n_samples must be a positive int, got {n_samples!r}")
+        check_callable(gradient, "gradient")
+        check_callable(scale, "scale")
+        check_scalar(n_samples, "n_samples", "int", low=1)
+        check_type(include_clean, "include_clean", bool, what="True or False")
+        if bounds is not None:
+            if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+                raise TypeError(f"bounds must be a pair (lo, hi) of tensors, got {bounds!r}")
+            for bound in bounds:
+                check_float_tensor(bound, "bounds", min_samples=0)
+        if generator is not None:
+            check_type(generator, "generator", torch.Generator)
+        check_scalar(batch_size, "batch_size", "int", low=1, allow_none=True)
         self.gradient = gradient
         self.scale = scale
         self.n_samples = n_samples
@@ -79,6 +119,8 @@ class SmoothedGradient:
         return self.n_out_of_range / self.n_drawn if self.n_drawn else float("nan")
 
     def __call__(self, points: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        check_float_tensor(points, "points")
+        targets = check_targets(targets, len(points))
         if self.generator is None:
             self.generator = torch.Generator(device=points.device).manual_seed(0)
         sigma = self.scale(points)

@@ -186,7 +186,7 @@ class NeuRulesClassifier(ClassifierMixin, BaseEstimator):
             predicate_temp=self.predicate_temp,
             eps=self.eps,
             head_init=self.head_init,
-            default_rule=self.default_rule,
+            default_rule=bool(self.default_rule),
         )
         config = TrainingConfig(
             n_epochs=self.n_epochs,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperplug.checks import check_choice, check_scalar, check_seed, check_sequence
+
 # (feature, low, high, label) in order, then the default label 0
 PLANTED_RULES: tuple[tuple[int, float, float, int], ...] = (
     (0, 0.7, np.inf, 1),
@@ -21,8 +23,10 @@ def planted_rule_data(
     n: int = 2000, n_features: int = 6, noise: float = 0.05, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """X ~ U[0,1]^d labelled by PLANTED_RULES (first match, else 0), `noise` labels resampled."""
-    if n_features < 3:
-        raise ValueError("the planted list uses features 0, 1 and 2: n_features must be >= 3")
+    check_scalar(n, "n", "int", low=1)
+    check_scalar(n_features, "n_features", "int", low=3)  # the planted list uses features 0-2
+    check_scalar(noise, "noise", low=0, high=1)
+    check_seed(seed, "seed", allow_none=False)
     rng = np.random.default_rng(seed)
     X = rng.uniform(size=(n, n_features))
     y = np.full(n, PLANTED_DEFAULT)
@@ -51,12 +55,16 @@ def datasets(
         make_classification,
     )
 
+    check_scalar(seed, "seed", "int", low=0)
     loaders = {
         "breast_cancer": load_breast_cancer,
         "wine": load_wine,
         "iris": load_iris,
         "digits": load_digits,
     }
+    known = [*loaders, "planted", "synthetic"]
+    for i, name in enumerate(check_sequence(names, "names", str, what="dataset names")):
+        check_choice(name, f"names[{i}]", known)
     out = {}
     for name in names:
         if name == "planted":
@@ -66,12 +74,8 @@ def datasets(
             X, y = make_classification(1000, n_features=10, n_informative=5, n_classes=3,
                                        random_state=seed)  # fmt: skip
             out[name] = (X, y, [f"x{i}" for i in range(X.shape[1])])
-        elif name in loaders:
+        else:
             data = loaders[name]()
             features = [str(f).replace(" ", "_") for f in data.feature_names]
             out[name] = (data.data, data.target, features)
-        else:
-            raise ValueError(
-                f"unknown dataset {name!r}; choose from {[*loaders, 'planted', 'synthetic']}"
-            )
     return out

@@ -19,7 +19,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from paperplug.checks import check_array, check_scalar, check_sequence, check_type
 from paperplug_neurules.network import NeuralRuleList
+from paperplug_neurules.validation import check_class_indices, check_weight
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,13 @@ def readable_threshold(value: float, below: float, above: float, spread: float) 
     -122.3 ± 0.01 gets hundredths at least) and grow until the number falls in the gap; the
     result is a float whose `repr` is that short decimal.
     """
-    value = float(value)
+    value = check_scalar(value, "value")
+    if not math.isfinite(value):
+        raise ValueError(f"value must be finite, got {value!r}")
+    below, above = check_scalar(below, "below"), check_scalar(above, "above")
+    if below > above:
+        raise ValueError(f"below must be <= above, got below={below!r} > above={above!r}")
+    check_scalar(spread, "spread", low=0)
     if not below < value < above:
         return value
     start = -math.floor(math.log10(spread)) if spread > 0 else 0
@@ -143,6 +151,8 @@ def prune_conditions(rule_list: RuleList, X: np.ndarray) -> RuleList:
     the label of no row of `X` (the training rows), keeping one condition a rule at least:
     the same answers on those rows, a shorter list. Cut points that training left inside the
     data on a feature the rule does not need (a start at a quantile) go this way."""
+    check_type(rule_list, "rule_list", RuleList)
+    X = check_array(X, "X", ndim=2)
     rules = rule_list.rules
     holds = [[c.holds(X) for c in r.conditions] for r in rules]
     codes = np.array(
@@ -202,7 +212,24 @@ def extract_rule_list(
     that answers no training row (an empty interval, or shadowed by the rules before it) is
     left out.
     """
-    weight = np.ones(len(X_train)) if sample_weight is None else np.asarray(sample_weight, float)
+    check_type(net, "net", NeuralRuleList)
+    n_classes, d = net.selector.heads.shape[0], net.predicates.alpha.shape[1]
+    mean = check_array(mean, "mean", shape=(d,))
+    scale = check_array(scale, "scale", shape=(d,))
+    if (scale <= 0).any():
+        raise ValueError("scale must be positive (the features' spread)")
+    names = check_sequence(feature_names, "feature_names", str, what="feature names")
+    if len(names) != d:
+        raise ValueError(f"feature_names has {len(names)} names for {d} features")
+    classes = np.asarray(check_sequence(classes, "classes", what="class labels"))
+    if len(classes) != n_classes:
+        raise ValueError(f"classes has {len(classes)} labels for the network's {n_classes}")
+    X_train = check_array(X_train, "X_train", shape=(None, d))
+    y_train = check_class_indices(y_train, "y_train", len(X_train), n_classes)
+    weight = np.ones(len(X_train))
+    if sample_weight is not None:
+        weight = check_weight(sample_weight, "sample_weight", len(X_train)).astype(float)
+    check_type(prune, "prune", bool, what="True or False")
     with torch.no_grad():
         weights = net.conjunctions.weights.numpy()  # (R, d)
         alpha = net.predicates.alpha.numpy().astype(np.float64) * scale + mean  # user's units

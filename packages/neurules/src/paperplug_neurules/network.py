@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from paperplug.checks import check_float_tensor, check_scalar
 from paperplug_neurules.conjunction import Conjunctions
 from paperplug_neurules.ordering import RuleSelector
 from paperplug_neurules.predicates import IntervalPredicates
@@ -27,7 +28,9 @@ class NeuralRuleList(nn.Module):
         default_rule: bool = True,
     ):
         super().__init__()
-        n_rules, n_features = lower.shape
+        check_scalar(predicate_temp, "predicate_temp", low=0, inclusive="neither")
+        check_scalar(n_classes, "n_classes", "int", low=2)
+        n_rules, n_features = check_float_tensor(lower, "lower", ndim=2).shape
         self.predicates = IntervalPredicates(lower, upper, predicate_temp)
         self.conjunctions = Conjunctions(n_rules, n_features, eps)
         self.selector = RuleSelector(n_rules, n_classes, generator, head_init, default_rule)

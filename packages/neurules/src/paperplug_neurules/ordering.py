@@ -5,9 +5,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from paperplug.checks import check_float_tensor, check_scalar, check_type
+from paperplug_neurules.validation import check_generator, check_weight
+
 
 def priorities(order: torch.Tensor) -> torch.Tensor:
     """s = o − min(o) + 1 with the min detached: positive priorities, shift-invariant."""
+    check_float_tensor(order, "order", ndim=1)
     return order - order.min().detach() + 1
 
 
@@ -16,6 +20,14 @@ def gumbel_select(
 ) -> torch.Tensor:
     """Soft one-hot choice of the active rule: softmax((r⊙s + g)/τ) with Gumbel noise g drawn
     from `generator`."""
+    check_float_tensor(scores, "scores", ndim=2)
+    check_scalar(temperature, "temperature", low=0, inclusive="neither")
+    return _gumbel_select(scores, temperature, check_generator(generator))
+
+
+def _gumbel_select(
+    scores: torch.Tensor, temperature: float, generator: torch.Generator
+) -> torch.Tensor:
     u = torch.rand(scores.shape, generator=generator).clamp_(1e-10, 1 - 1e-10)
     return torch.softmax((scores - torch.log(-torch.log(u))) / temperature, dim=-1)
 
@@ -45,6 +57,11 @@ class RuleSelector(nn.Module):
         default_rule: bool = True,
     ):
         super().__init__()
+        check_scalar(n_rules, "n_rules", "int", low=1)
+        check_scalar(n_classes, "n_classes", "int", low=2)
+        check_scalar(head_init, "head_init", low=0)
+        check_type(default_rule, "default_rule", bool, what="True or False")
+        check_generator(generator)
         self.order = nn.Parameter(torch.rand(n_rules, generator=generator))
         dealt = torch.randperm(n_rules, generator=generator)  # rule dealt[k] gets class k % C
         heads = torch.zeros(n_classes, n_rules)
@@ -66,7 +83,7 @@ class RuleSelector(nn.Module):
         if generator is None:
             selection = torch.softmax(scores / temperature, dim=-1)
         else:
-            selection = gumbel_select(scores, temperature, generator)
+            selection = _gumbel_select(scores, temperature, generator)
         return selection @ heads.T, selection
 
 
@@ -80,6 +97,17 @@ def support_penalty(
     rules, so when every share is below min_support (always so when n_rules·min_support > 1,
     as at its defaults) the penalty is the constant min_support − 1/n_rules, without gradient.
     """
+    check_float_tensor(rules, "rules", ndim=2)
+    check_scalar(min_support, "min_support", low=0, high=1)
+    if weight is not None:
+        check_type(weight, "weight", torch.Tensor)
+        check_weight(weight, "weight", len(rules))
+    return _support_penalty(rules, min_support, weight)
+
+
+def _support_penalty(
+    rules: torch.Tensor, min_support: float, weight: torch.Tensor | None = None
+) -> torch.Tensor:
     if weight is None:
         support = rules.mean(dim=0)
     else:

@@ -6,6 +6,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from paperplug.checks import check_float_tensor, check_scalar, check_type
+from paperplug_neurules.validation import check_generator, check_weight
+
 
 def soft_interval(
     x: torch.Tensor, alpha: torch.Tensor, beta: torch.Tensor, temperature: float
@@ -16,6 +19,19 @@ def soft_interval(
     for any t > 0 and faster than a 3-way logsumexp; tends to the indicator of α < x < β as
     t → 0.
     """
+    for name, value in (("x", x), ("alpha", alpha), ("beta", beta)):
+        check_float_tensor(value, name)
+    try:
+        torch.broadcast_shapes(x.shape, alpha.shape, beta.shape)
+    except RuntimeError as exc:
+        raise ValueError(f"x, alpha and beta must broadcast together: {exc}") from None
+    check_scalar(temperature, "temperature", low=0, inclusive="neither")
+    return _soft_interval(x, alpha, beta, temperature)
+
+
+def _soft_interval(
+    x: torch.Tensor, alpha: torch.Tensor, beta: torch.Tensor, temperature: float
+) -> torch.Tensor:
     below = F.softplus((alpha - x) / temperature)
     return torch.exp(-torch.logaddexp(below, (x - beta) / temperature))
 
@@ -23,6 +39,12 @@ def soft_interval(
 def weighted_quantile(x: torch.Tensor, weight: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """Per column of `x` (n, d), the smallest value whose weighted CDF reaches q (d, k): numpy's
     "inverted_cdf" quantile with row weights, so integer weights act as repeated rows."""
+    check_float_tensor(x, "x", ndim=2)
+    check_type(weight, "weight", torch.Tensor)
+    check_weight(weight, "weight", len(x))
+    check_float_tensor(q, "q", shape=(x.shape[1], None))
+    if (q < 0).any() or (q > 1).any():
+        raise ValueError("q must hold quantile levels in [0, 1]")
     values, order = x.sort(dim=0)
     w = weight.double()[order]
     cdf = w.cumsum(dim=0) / w.sum(dim=0)  # (n, d)
@@ -38,6 +60,12 @@ def initial_cut_points(
     around most of the data, but a different box. spread = 0 gives the official start: every
     rule at each feature's (min, max), so that rules answering the same class start identical
     and stay near-duplicates."""
+    check_float_tensor(x, "x", ndim=2)
+    check_type(weight, "weight", torch.Tensor)
+    check_weight(weight, "weight", len(x))
+    check_scalar(n_rules, "n_rules", "int", low=1)
+    check_scalar(spread, "spread", low=0, high=0.5)
+    check_generator(generator)
     u = torch.rand(2, x.shape[1], n_rules, generator=generator) * spread
     return weighted_quantile(x, weight, u[0]), weighted_quantile(x, weight, 1 - u[1])
 
@@ -47,6 +75,14 @@ class IntervalPredicates(nn.Module):
 
     def __init__(self, lower: torch.Tensor, upper: torch.Tensor, temperature: float):
         super().__init__()
+        check_float_tensor(lower, "lower", ndim=2)
+        check_float_tensor(upper, "upper", ndim=2)
+        if upper.shape != lower.shape:
+            raise ValueError(
+                f"upper {tuple(upper.shape)} and lower {tuple(lower.shape)} must have "
+                "the same shape (rules, features)"
+            )
+        check_scalar(temperature, "temperature", low=0, inclusive="neither")
         # (rules, features) each; α ≤ β kept by sort_cut_points after every step
         self.alpha = nn.Parameter(lower.clone())
         self.beta = nn.Parameter(upper.clone())
@@ -54,7 +90,7 @@ class IntervalPredicates(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # x: (batch, features) -> (batch, rules, features)
-        return soft_interval(x[:, None, :], self.alpha[None], self.beta[None], self.temperature)
+        return _soft_interval(x[:, None, :], self.alpha[None], self.beta[None], self.temperature)
 
     @torch.no_grad()
     def sort_cut_points(self) -> None:

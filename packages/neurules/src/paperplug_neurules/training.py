@@ -9,9 +9,21 @@ import torch
 from torch.nn import functional as F
 
 from paperplug import History
+from paperplug.checks import (
+    check_callable,
+    check_consistent_length,
+    check_float_tensor,
+    check_scalar,
+    check_type,
+)
 from paperplug_neurules.network import NeuralRuleList
-from paperplug_neurules.ordering import support_penalty
+from paperplug_neurules.ordering import _support_penalty
 from paperplug_neurules.schedule import annealed, batch_rows, heads_frozen
+from paperplug_neurules.validation import (
+    check_class_indices,
+    check_generator,
+    check_weight,
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,17 @@ class TrainingConfig:
     anneal_factor: float = 5.0
     freeze_heads: float = 0.5
 
+    def __post_init__(self) -> None:
+        check_scalar(self.n_epochs, "n_epochs", "int", low=1)
+        check_scalar(self.batch_size, "batch_size", "int", low=1, allow_none=True)
+        check_scalar(self.min_steps, "min_steps", "int", low=1)
+        for name in ("lr", "predicate_temp", "selector_temp"):
+            check_scalar(getattr(self, name), name, low=0, inclusive="neither")
+        check_scalar(self.min_support, "min_support", low=0, high=1)
+        check_scalar(self.lambda_support, "lambda_support", low=0)
+        check_scalar(self.anneal_factor, "anneal_factor", low=1)
+        check_scalar(self.freeze_heads, "freeze_heads", low=0, high=1)
+
     def rows(self, n_rows: int) -> int:
         """Rows per batch for a training set of `n_rows`."""
         return self.batch_size or batch_rows(n_rows, self.n_epochs, self.min_steps)
@@ -53,9 +76,45 @@ def objective(
     """(loss, CE, support penalty) on a batch: the weighted mean cross-entropy plus λ times the
     support penalty on the rules' weighted supports; integer weights equal repeated rows.
     generator=None: no Gumbel noise."""
+    weight = _check_batch(net, x, y, weight)
+    check_scalar(selector_temp, "selector_temp", low=0, inclusive="neither")
+    check_scalar(min_support, "min_support", low=0, high=1)
+    check_scalar(lambda_support, "lambda_support", low=0)
+    if generator is not None:
+        check_generator(generator)
+    return _objective(net, x, y, weight, selector_temp, min_support, lambda_support, generator)
+
+
+def _check_batch(
+    net: NeuralRuleList, x: torch.Tensor, y: torch.Tensor, weight: torch.Tensor | None
+) -> torch.Tensor:
+    """Row weights (ones for None) once `net`, `x`, `y` and `weight` are checked to fit."""
+    check_type(net, "net", NeuralRuleList)
+    n_classes, n_features = net.selector.heads.shape[0], net.predicates.alpha.shape[1]
+    check_float_tensor(x, "x", shape=(None, n_features))
+    check_type(y, "y", torch.Tensor)
+    check_class_indices(y, "y", len(y), n_classes)
+    check_consistent_length(x=x, y=y)
+    if weight is None:
+        return torch.ones(len(x))
+    check_type(weight, "weight", torch.Tensor)
+    check_weight(weight, "weight", len(x))
+    return weight
+
+
+def _objective(
+    net: NeuralRuleList,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    weight: torch.Tensor,
+    selector_temp: float,
+    min_support: float,
+    lambda_support: float,
+    generator: torch.Generator | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     logits, _, rules = net(x, selector_temp, generator)
     ce = (F.cross_entropy(logits, y, reduction="none") * weight).sum() / weight.sum()
-    penalty = support_penalty(rules, min_support, weight)
+    penalty = _support_penalty(rules, min_support, weight)
     return ce + lambda_support * penalty, ce, penalty
 
 
@@ -71,10 +130,14 @@ def train_rule_list(
     """Fit `net` on standardised `x` (n, d), class indices `y` (n,) and row weights (n,);
     returns the history. Unlike the official loop, the optimiser steps once per batch (it
     stepped twice)."""
+    weight = _check_batch(net, x, y, weight)
+    check_type(config, "config", TrainingConfig)
+    check_generator(generator)
+    if on_epoch is not None:
+        check_callable(on_epoch, "on_epoch")
     history = History()
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr)
     n = x.shape[0]
-    weight = torch.ones(n) if weight is None else weight
     n_epochs, rows = config.n_epochs, config.rows(n)
     for epoch in range(n_epochs):
         t_pi = annealed(config.predicate_temp, epoch, n_epochs, config.anneal_factor)
@@ -83,15 +146,15 @@ def train_rule_list(
         totals, skipped = torch.zeros(3), 0
         for batch in torch.randperm(n, generator=generator).split(rows):
             optimizer.zero_grad()
-            terms = objective(
+            terms = _objective(
                 net,
                 x[batch],
                 y[batch],
                 weight[batch],
-                selector_temp=t_sel,
-                min_support=config.min_support,
-                lambda_support=config.lambda_support,
-                generator=generator,
+                t_sel,
+                config.min_support,
+                config.lambda_support,
+                generator,
             )
             if not torch.isfinite(terms[0]):  # ε = 0 can divide by a zero predicate: skip
                 skipped += 1

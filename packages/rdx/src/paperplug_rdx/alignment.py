@@ -9,8 +9,15 @@ from typing import Any
 import numpy as np
 
 from paperplug import seeded_torch
-from paperplug.checks import check_consistent_length
+from paperplug.checks import (
+    check_array,
+    check_consistent_length,
+    check_scalar,
+    check_seed,
+    check_sequence,
+)
 from paperplug.extras import requires_extra
+from paperplug_rdx.validation import check_square
 
 
 def _debiased_cka_torch(X: Any, Y: Any) -> Any:
@@ -36,6 +43,18 @@ def align_linear(source: np.ndarray, target: np.ndarray, *, steps: int = 100, lr
     with requires_extra("paperplug-rdx", "torch", "the CKA alignment"):
         import torch
 
+    source = check_array(source, "source", ndim=2)
+    target = check_array(target, "target", ndim=2)
+    n = check_consistent_length(source=source, target=target)
+    check_scalar(steps, "steps", "int", low=1)
+    check_scalar(lr, "lr", low=0, inclusive="neither")
+    check_scalar(train_fraction, "train_fraction", low=0, high=1, inclusive="neither")
+    check_seed(seed, "seed", allow_none=False)
+    if min(int(train_fraction * n), n - int(train_fraction * n)) < 4:
+        raise ValueError(
+            f"train_fraction={train_fraction} splits the {n} items of source into "
+            "parts of fewer than 4 (debiased CKA needs 4)"
+        )
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(source))
     cut = int(train_fraction * len(source))
@@ -64,8 +83,11 @@ def align_linear(source: np.ndarray, target: np.ndarray, *, steps: int = 100, lr
 def label_guidance(D: np.ndarray, labels: np.ndarray, factor: float = 5.0) -> np.ndarray:
     """Distances with every cross-label pair set to factor·max (labels from a classifier or
     the ground truth): the explanation then looks only within classes."""
-    labels = np.asarray(labels)
-    check_consistent_length(labels=labels, D=D)
+    D = check_square(D, "D")
+    labels = np.asarray(check_sequence(labels, "labels", what="labels"))
+    if labels.shape != (len(D),):
+        raise ValueError(f"labels must hold one label per item of D ({len(D)}), got {labels.shape}")
+    check_scalar(factor, "factor", low=1)
     out = D.copy()
     out[labels[:, None] != labels[None, :]] = factor * D.max()
     return out

@@ -7,6 +7,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from paperplug.checks import check_choice, check_scalar, check_seed, check_type
+from paperplug_rdx.validation import check_affinity
+
 SEEDINGS = ("spectral", "pagerank", "centrality")
 
 
@@ -26,6 +29,10 @@ def spectral_clusters(
     null_cluster) ordered by increasing mean intra-cluster affinity."""
     from sklearn.cluster import SpectralClustering
 
+    A = check_affinity(A, "A")
+    check_type(null_cluster, "null_cluster", bool, what="True or False")
+    check_scalar(n_clusters, "n_clusters", "int", low=1, high=A.shape[0] - int(null_cluster))
+    check_seed(seed, "seed", allow_none=False)
     sym = (A + A.T) / 2
     k = n_clusters + int(null_cluster)
     raw = SpectralClustering(n_clusters=k, affinity="precomputed", random_state=seed,
@@ -44,14 +51,16 @@ def seeded_neighbourhoods(
     every other item."""
     import networkx as nx
 
+    A = check_affinity(A, "A")
+    check_scalar(n_clusters, "n_clusters", "int", low=1)
+    check_scalar(size, "size", "int", low=1, high=A.shape[0])
+    check_choice(method, "method", ("pagerank", "centrality"))
     dense = A.toarray() if sparse.issparse(A) else np.asarray(A)
     graph = nx.from_numpy_array((dense + dense.T) / 2)
     if method == "pagerank":
         score = nx.pagerank(graph, weight="weight")
-    elif method == "centrality":
-        score = nx.eigenvector_centrality_numpy(graph, weight="weight")
     else:
-        raise ValueError(f"seeding must be one of {SEEDINGS}, got {method!r}")
+        score = nx.eigenvector_centrality_numpy(graph, weight="weight")
     centrality = np.array([score[i] for i in range(len(dense))])
     labels = np.zeros(len(dense), dtype=int)
     free = np.ones(len(dense), dtype=bool)

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperplug.checks import check_choice, check_scalar
+from paperplug_rdx.validation import check_square
+
 DIFFERENCES = ("locally_biased", "standard")
 
 
@@ -14,13 +17,17 @@ def difference(
 ) -> np.ndarray:
     """Δ10 = tanh(γ·(D1 − D0) / (min(D0, D1) + 1)) (locally biased: small distances weigh more),
     or D1 − D0 ("standard"). Δ01 = −Δ10."""
+    D0 = check_square(D0, "D0")
+    D1 = check_square(D1, "D1", len(D0))
+    check_scalar(gamma, "gamma", low=0, inclusive="neither")
+    check_choice(kind, "kind", DIFFERENCES)
     if kind == "locally_biased":
         return np.tanh(gamma * (D1 - D0) / (np.minimum(D0, D1) + 1.0))
-    if kind == "standard":
-        return D1 - D0
-    raise ValueError(f"diff must be one of {DIFFERENCES}, got {kind!r}")
+    return D1 - D0
 
 
 def affinities(delta10: np.ndarray, beta: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
     """(A10, A01) = (exp(−β·Δ10), exp(β·Δ10))."""
+    delta10 = check_square(delta10, "delta10")
+    check_scalar(beta, "beta", low=0, inclusive="neither")
     return np.exp(-beta * delta10), np.exp(beta * delta10)

@@ -8,6 +8,9 @@ import numpy as np
 from scipy import sparse
 from sklearn.neighbors import NearestNeighbors
 
+from paperplug.checks import check_array, check_scalar
+from paperplug_rdx.validation import check_affinity, check_items
+
 
 def neighbourhood_grid(
     members: np.ndarray, A: object, R_close: np.ndarray, size: int = 9
@@ -16,7 +19,10 @@ def neighbourhood_grid(
 
     Each member's `size` nearest fellow members (itself first) form a candidate; the one of
     largest summed affinity wins. Memory grows with the cluster, not with its square."""
-    members = np.asarray(members)
+    A = check_affinity(A, "A")
+    members = check_items(members, "members", A.shape[0])
+    R_close = check_array(R_close, "R_close", shape=(A.shape[0], None))
+    check_scalar(size, "size", "int", low=1)
     if len(members) <= size:
         return members
     _, index = NearestNeighbors(n_neighbors=size).fit(R_close[members]).kneighbors(R_close[members])

@@ -8,9 +8,13 @@ import numpy as np
 from scipy import sparse
 from sklearn.neighbors import NearestNeighbors
 
+from paperplug.checks import check_array, check_consistent_length, check_scalar, check_seed
+
 
 def knn_ranks(R: np.ndarray, k: int) -> sparse.csr_matrix:
     """Sparse (n, n): rank + 1 of each of i's k nearest neighbours (1 = nearest, i excluded)."""
+    R = check_array(R, "R", ndim=2, min_samples=2)
+    check_scalar(k, "k", "int", low=1)
     n = len(R)
     k = min(k, n - 1)
     _, index = NearestNeighbors(n_neighbors=k + 1).fit(R).kneighbors(R)
@@ -41,6 +45,14 @@ def sparse_difference(R0: np.ndarray, R1: np.ndarray, *, k: int, gamma: float, b
     """(A10, A01) on the union of both models' kNN pairs (symmetrised), the locally biased
     difference of ranks: exact within an item's k nearest, estimated from `sample` items
     beyond (where a pair is near in one model only, its far rank carries the signal)."""
+    R0 = check_array(R0, "R0", ndim=2, min_samples=2)
+    R1 = check_array(R1, "R1", ndim=2, min_samples=2)
+    check_consistent_length(R0=R0, R1=R1)
+    check_scalar(k, "k", "int", low=1)
+    check_scalar(gamma, "gamma", low=0, inclusive="neither")
+    check_scalar(beta, "beta", low=0, inclusive="neither")
+    check_scalar(sample, "sample", "int", low=1)
+    check_seed(seed, "seed", allow_none=False)
     K0, K1 = knn_ranks(R0, k), knn_ranks(R1, k)
     pattern = ((K0 + K1) != 0).astype(np.float64)
     pattern = ((pattern + pattern.T) > 0).tocoo()

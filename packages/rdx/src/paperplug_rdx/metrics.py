@@ -5,11 +5,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperplug.checks import check_array, check_consistent_length, check_scalar, check_seed
+from paperplug_rdx.validation import check_items, check_square
+
+
+def _pair(X: np.ndarray, Y: np.ndarray, min_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two representations of the same items, at least `min_items` of them."""
+    X = check_array(X, "X", ndim=2, min_samples=min_items)
+    Y = check_array(Y, "Y", ndim=2, min_samples=min_items)
+    check_consistent_length(X=X, Y=Y)
+    return X, Y
+
 
 def bsr(grid: np.ndarray, D_close: np.ndarray, D_far: np.ndarray) -> float:
     """Binary success rate: the share of ordered pairs (i ≠ j) of the grid that the model said
     to consider them similar puts closer (neighbourhood ranks) than the other model does."""
-    grid = np.asarray(grid)
+    D_close = check_square(D_close, "D_close")
+    D_far = check_square(D_far, "D_far", len(D_close))
+    grid = check_items(grid, "grid", len(D_close))
     if len(grid) < 2:
         return float("nan")
     i, j = np.meshgrid(grid, grid, indexing="ij")
@@ -19,12 +32,16 @@ def bsr(grid: np.ndarray, D_close: np.ndarray, D_far: np.ndarray) -> float:
 
 def mbsr(values: list[float]) -> float:
     """Mean BSR over grids, ignoring grids too small to score (NaN)."""
+    values = check_array(values, "values", ndim=1, finite=False, min_samples=0)
+    if np.isinf(values).any() or (values < 0).any() or (values > 1).any():
+        raise ValueError("values must be success rates in [0, 1] (NaN for a grid not scored)")
     finite = [v for v in values if np.isfinite(v)]
     return float(np.mean(finite)) if finite else float("nan")
 
 
 def linear_cka(X: np.ndarray, Y: np.ndarray) -> float:
     """Linear CKA = ‖Yᵀ X‖²_F / (‖Xᵀ X‖_F ‖Yᵀ Y‖_F) on centred features (no n × n matrix)."""
+    X, Y = _pair(X, Y, 2)
     X, Y = X - X.mean(0), Y - Y.mean(0)
     return float(np.linalg.norm(Y.T @ X) ** 2 / (np.linalg.norm(X.T @ X) * np.linalg.norm(Y.T @ Y)))
 
@@ -32,6 +49,9 @@ def linear_cka(X: np.ndarray, Y: np.ndarray) -> float:
 def debiased_cka(X: np.ndarray, Y: np.ndarray, max_items: int = 3000, seed: int = 0) -> float:
     """Linear CKA with the unbiased HSIC estimator (Song et al. 2012), as RDX's alignment uses;
     on a seeded subsample of `max_items` items beyond that (it needs n × n Gram matrices)."""
+    X, Y = _pair(X, Y, 4)
+    check_scalar(max_items, "max_items", "int", low=4)
+    check_seed(seed, "seed", allow_none=False)
     if len(X) > max_items:
         keep = np.sort(np.random.default_rng(seed).choice(len(X), max_items, replace=False))
         X, Y = X[keep], Y[keep]
