@@ -11,6 +11,7 @@ from collections.abc import Callable
 import torch
 
 from paperplug.checks import check_callable, check_float_tensor, check_scalar
+from paperplug_adaptgrad.noise_scale import check_broadcast
 from paperplug_adaptgrad.smoothing import GradientOperator, check_targets
 
 BaseMethod = Callable[..., torch.Tensor]  # (gradient, x, targets, **kw) -> attribution like x
@@ -28,12 +29,7 @@ def check_fill(value: float | torch.Tensor, name: str, x: torch.Tensor) -> None:
         check_scalar(value, name)
         return
     check_float_tensor(value, name, min_samples=0)
-    try:
-        torch.broadcast_shapes(value.shape, x.shape)
-    except RuntimeError:
-        raise ValueError(
-            f"{name} {tuple(value.shape)} does not broadcast to x {tuple(x.shape)}"
-        ) from None
+    check_broadcast(value, name, x)
 
 
 def vanilla_gradient(

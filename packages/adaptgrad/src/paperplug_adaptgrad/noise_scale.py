@@ -53,13 +53,18 @@ def _as_bound(bound: Bound, x: torch.Tensor, channel_dim: int, name: str) -> tor
         shape = [1] * x.dim()
         shape[channel_dim] = t.numel()
         t = t.reshape(shape)
+    check_broadcast(t, f"bound {name}", x, "inputs")
+    return t
+
+
+def check_broadcast(value: torch.Tensor, name: str, x: torch.Tensor, x_name: str = "x") -> None:
+    """`value` broadcasts to `x`, else a ValueError naming both."""
     try:
-        torch.broadcast_shapes(t.shape, x.shape)
+        torch.broadcast_shapes(value.shape, x.shape)
     except RuntimeError:
         raise ValueError(
-            f"bound {name} of shape {tuple(t.shape)} does not broadcast to inputs {tuple(x.shape)}"
+            f"{name} {tuple(value.shape)} does not broadcast to {x_name} {tuple(x.shape)}"
         ) from None
-    return t
 
 
 def check_range(x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, name: str = "x") -> None:
@@ -67,12 +72,7 @@ def check_range(x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, name: str =
     check_float_tensor(x, name)
     for bound, label in ((lo, "lo"), (hi, "hi")):
         check_float_tensor(bound, label, min_samples=0)
-        try:
-            torch.broadcast_shapes(bound.shape, x.shape)
-        except RuntimeError:
-            raise ValueError(
-                f"{label} {tuple(bound.shape)} does not broadcast to {name} {tuple(x.shape)}"
-            ) from None
+        check_broadcast(bound, label, x, name)
     if not bool((lo < hi).all()):
         raise ValueError("lo and hi must satisfy lo < hi in every dimension")
 
