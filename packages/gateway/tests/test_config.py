@@ -13,51 +13,54 @@ UP = {"url": "http://127.0.0.1:8000/v1"}
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"upstream": UP, "server": {"port": "80"}}, r"^server\.port must be an integer, got str$"),
+        (
+            {"upstream": UP, "server": {"port": "80"}},
+            r"^raw: server\.port must be an integer, got str$",
+        ),
         (
             {"upstream": UP, "server": {"port": 70000}},
-            r"^server\.port must lie in \[0, 65535\], got 70000$",
+            r"^raw: server\.port must lie in \[0, 65535\], got 70000$",
         ),
-        ({"upstream": UP, "server": {"prot": 1}}, r"^server\.prot is not a known key"),
-        ({"upstream": UP, "servers": {}}, r"^servers is not a known table"),
-        ({"upstream": {}}, r"^upstream needs exactly one of upstream\.url"),
-        ({"upstream": {"url": "ftp://x"}}, r"^upstream\.url must start with http"),
-        ({"upstream": {**UP, "timeout": 0}}, r"^upstream\.timeout must be > 0, got 0$"),
+        ({"upstream": UP, "server": {"prot": 1}}, r"^raw: server\.prot is not a known key"),
+        ({"upstream": UP, "servers": {}}, r"^raw: servers is not a known table"),
+        ({"upstream": {}}, r"^raw: upstream needs exactly one of upstream\.url"),
+        ({"upstream": {"url": "ftp://x"}}, r"^raw: upstream\.url must start with http"),
+        ({"upstream": {**UP, "timeout": 0}}, r"^raw: upstream\.timeout must be > 0, got 0$"),
         (
             {"upstream": UP, "defense": [{"params": 1}]},
-            r"^defense\[0\]\.name must be a defense's registry name",
+            r"^raw: defense\[0\]\.name must be a defense's registry name",
         ),
         (
             {"upstream": UP, "defense": [{"name": "x", "timeout": -1}]},
-            r"^defense\[0\]\.timeout must be > 0",
+            r"^raw: defense\[0\]\.timeout must be > 0",
         ),
         (
             {"upstream": UP, "server": {"host": "0.0.0.0"}},
-            r"^server\.host is '0\.0\.0\.0', not loopback: set server\.api_keys",
+            r"^raw: server\.host is '0\.0\.0\.0', not loopback: set server\.api_keys",
         ),
         (
             {"upstream": UP, "server": {"api_keys": ["short"]}},
-            r"^server\.api_keys must be strings of at least 16",
+            r"^raw: server\.api_keys must be strings of at least 16",
         ),
         (
             {"upstream": UP, "server": {"api_keys_env": "NOT_SET_ANYWHERE_XYZ"}},
-            r"^server\.api_keys_env names the environment variable NOT_SET_ANYWHERE_XYZ",
+            r"^raw: server\.api_keys_env names the environment variable NOT_SET_ANYWHERE_XYZ",
         ),
         (
             {"upstream": UP, "audit": {"log_text": "yes"}},
-            r"^audit\.log_text must be true or false, got str$",
+            r"^raw: audit\.log_text must be true or false, got str$",
         ),
         (
             {"upstream": UP, "server": {"allowed_origins": ["my.app"]}},
-            r"^server\.allowed_origins: 'my\.app' is not an origin \(scheme://host\[:port\]\)$",
+            r"^raw: server\.allowed_origins: 'my\.app' is not an origin \(scheme://host\[:port\]\)$",
         ),
         (
             {"upstream": UP, "server": {"allowed_hosts": "gateway.internal"}},
-            r"^server\.allowed_hosts must be a list, got str$",
+            r"^raw: server\.allowed_hosts must be a list, got str$",
         ),
         (
             {"upstream": UP, "server": {"allowed_hosts": [""]}},
-            r"^server\.allowed_hosts must be a list of non-empty strings$",
+            r"^raw: server\.allowed_hosts must be a list of non-empty strings$",
         ),
     ],
 )

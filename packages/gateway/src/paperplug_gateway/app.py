@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from paperplug import Guard, compose
+from paperplug.checks import check_type
 from paperplug.door import Door, served_hosts
 from paperplug.state import ConversationState, MemoryStore, RedisStore, StateError
 from paperplug_gateway.audit import AuditLog
@@ -59,7 +60,15 @@ class Gateway:
     def __init__(
         self, config: GatewayConfig, *, guard: Guard | None = None, upstream: Any = None
     ) -> None:
-        self.config = config
+        self.config = check_type(config, "config", GatewayConfig)
+        check_type(guard, "guard", (Guard, type(None)), what="a Guard or None")
+        if upstream is not None and not all(
+            callable(getattr(upstream, m, None)) for m in ("aclose", "models", "complete", "stream")
+        ):
+            raise TypeError(
+                "upstream must be None or have HTTPUpstream's methods (aclose, models, complete, "
+                f"stream), got {type(upstream).__name__}"
+            )
         self.metrics = Metrics()
         self.audit = AuditLog(config.audit_path, log_text=config.audit_text)
         self.store = (

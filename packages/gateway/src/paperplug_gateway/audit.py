@@ -5,18 +5,22 @@ verdict, risk, reason. No message text unless the config asks for it; never a ke
 from __future__ import annotations
 
 import json
+import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from paperplug import GuardVerdict
+from paperplug.checks import check_type
 
 
 class AuditLog:
     """Appends JSON lines to `path` (None: records nothing). Thread-safe."""
 
     def __init__(self, path: str | None, *, log_text: bool = False) -> None:
+        check_type(path, "path", (str, os.PathLike, type(None)), what="a file path or None")
+        check_type(log_text, "log_text", bool)
         self.path, self.log_text = (Path(path) if path else None), log_text
         self._lock = threading.Lock()
 

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paperplug.checks import check_type
+
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 CONFIG_ENV = "PAPERPLUG_GATEWAY_CONFIG"  # the config's path, for uvicorn's worker processes
 DEFENSE_KEYS = {"name", "timeout"}  # the others are the defense's parameters
@@ -166,7 +168,16 @@ def is_loopback(host: str) -> bool:
 
 
 def parse_config(raw: Mapping[str, Any]) -> GatewayConfig:
-    """A GatewayConfig from the parsed TOML; a `ConfigError` naming the first bad key."""
+    """A GatewayConfig from the parsed TOML; a `ConfigError` naming `raw` and its first bad
+    key."""
+    check_type(raw, "raw", Mapping, what="a mapping (the parsed TOML)")
+    try:
+        return _parse(raw)
+    except ConfigError as exc:
+        raise ConfigError(f"raw: {exc}") from None
+
+
+def _parse(raw: Mapping[str, Any]) -> GatewayConfig:
     unknown = sorted(set(raw) - {"server", "upstream", "defense", "audit", "state"})
     if unknown:
         raise ConfigError(
@@ -271,11 +282,11 @@ def parse_config(raw: Mapping[str, Any]) -> GatewayConfig:
 
 def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
     """Read and validate a TOML config file."""
-    path = Path(path)
+    path = Path(check_type(path, "path", (str, os.PathLike), what="a file path"))
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise ConfigError(f"config file {str(path)!r} does not exist") from None
+        raise ConfigError(f"config file path {str(path)!r} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    return parse_config(raw)
+    return _parse(raw)

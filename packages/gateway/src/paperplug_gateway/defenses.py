@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import paperplug
-from paperplug import Guard, Verdict, compose
+from paperplug import ChatModel, Guard, Verdict, compose
+from paperplug.checks import check_sequence, check_type
 from paperplug.state import ConversationState, StateError
 from paperplug_gateway.config import ConfigError, DefenseSpec, UpstreamConfig
 
@@ -71,6 +72,11 @@ def build_guard(
     pool: concurrent.futures.Executor | None = None,
 ) -> Guard:
     """The composed guard; a `ConfigError` naming the `[[defense]]` that cannot be built."""
+    specs = check_sequence(specs, "specs", DefenseSpec, min_len=0, what="DefenseSpec")
+    check_type(
+        upstream_model, "upstream_model", (ChatModel, type(None)), what="a ChatModel or None"
+    )
+    check_type(pool, "pool", (concurrent.futures.Executor, type(None)), what="an Executor or None")
     pool = pool or concurrent.futures.ThreadPoolExecutor(
         max_workers=32, thread_name_prefix="defense"
     )

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from paperplug.checks import check_scalar
+
 MAX_DEPTH = 64  # nesting of the JSON body (a tool's parameter schema nests a few levels)
 ROLES = ("system", "developer", "user", "assistant", "tool")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -307,7 +309,11 @@ def validate_request(
     """The request to forward: `body` checked field by field (see the module), with the model
     set (the configured one, else the client's) and `max_tokens` defaulted to the limit. The
     caller's `body` is not changed."""
-    _type(body, dict, None, "a JSON object")
+    check_scalar(max_messages, "max_messages", int, low=1)
+    check_scalar(max_tokens, "max_tokens", int, low=1)
+    if model is not None and (not isinstance(model, str) or not model):
+        raise TypeError(f"model must be None or a non-empty string, got {model!r}"[:200])
+    _type(body, dict, None, "a JSON object (the request body)")
     if depth(body) > MAX_DEPTH:
         raise RequestError(None, f"the request body nests deeper than {MAX_DEPTH} levels")
     messages = _list(body.get("messages"), "messages", low=1) if "messages" in body else None

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperplug import Guard, GuardedStream, GuardVerdict
+from paperplug.checks import check_sequence, check_type
 from paperplug.state import ConversationState
 from paperplug_gateway.audit import AuditLog
 from paperplug_gateway.metrics import Metrics
@@ -72,6 +73,10 @@ class Conversation:
 def conversation_id(client: str, header: str | None, messages: Sequence[Mapping[str, Any]]) -> str:
     """The conversation's key: the client's own id (header) or its opening messages, always
     scoped by the client, so two clients never share a defense's state."""
+    if not isinstance(client, str) or not client:
+        raise TypeError(f"client must be a non-empty string, got {client!r}"[:200])
+    check_type(header, "header", (str, type(None)), what="a string or None")
+    check_sequence(messages, "messages", Mapping, what="a list of message objects")
     if header:
         return f"{client}:h:{header[:200]}"
     opening = [m for m in messages if m.get("role") in ("system", "developer")][:1]

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from paperplug.checks import check_scalar, check_type
+
 
 class UpstreamError(Exception):
     """The upstream failed; `status` is what the client receives, `kind` labels the metric."""
@@ -37,6 +39,11 @@ class HTTPUpstream:
     and for every read (a stalled stream ends with 504, not a hang)."""
 
     def __init__(self, url: str, *, api_key: str | None = None, timeout: float = 60.0) -> None:
+        check_type(url, "url", str, what="an http(s) URL")
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"url must be an http(s) URL, got {url!r}"[:200])
+        check_type(api_key, "api_key", (str, type(None)), what="a string or None")
+        check_scalar(timeout, "timeout", "real", low=0.0, inclusive="neither")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.url = url
         self.client = httpx.AsyncClient(
