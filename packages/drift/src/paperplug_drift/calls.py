@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug.checks import check_type
+
 
 class CallSyntaxError(ValueError):
     """The text inside `<function_call>` is not a list of keyword-argument calls."""
@@ -84,6 +86,7 @@ def _literal(node: ast.expr) -> Any:
 def parse_function_calls(text: str) -> list[Call]:
     """Parse `[f(a=1), g()]` (or one bare call, or `[]`/`None`); bare names become calls with
     no arguments, as the official parser's fix-up does. Raises CallSyntaxError."""
+    check_type(text, "text", (str, type(None)), what="a string or None")
     source = (text or "").strip()
     if source in ("", "[]", "None"):
         return []

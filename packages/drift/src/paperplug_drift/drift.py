@@ -40,6 +40,8 @@ class DriftConfig:
             check_scalar(getattr(self, name), name, "int", low=1)
         check_scalar(self.mask_limitation, "mask_limitation", "int", low=0)
         check_choice(self.align, "align", ("position", "official"))
+        for name in ("fail_closed", "repeat_reads", "isolate", "validate"):
+            check_type(getattr(self, name), name, bool)
 
 
 class DriftSession:

@@ -81,6 +81,8 @@ def _spans(text: str, instruction: str) -> list[tuple[int, int]]:
 def remove_instruction(text: str, instruction: str) -> str:
     """`text` without every occurrence of `instruction` (exact, whitespace-tolerant or
     normalised match; see `cut` for the separators left behind)."""
+    check_type(text, "text", str)
+    check_type(instruction, "instruction", str)
     for start, end in sorted(_spans(text, str(instruction)), reverse=True):
         text = cut(text, start, end)
     return text
@@ -117,6 +119,7 @@ class LLMDetector:
         check_type(
             model, "model", ChatModel, what="a ChatModel with chat(messages)"
         )  # HeuristicDetector needs none
+        check_type(usage, "usage", (Usage, type(None)), what="a Usage or None")
         self.model, self.usage = model, usage
         self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
 
@@ -217,6 +220,8 @@ class InjectionIsolator:
     ) -> None:
         self.detectors = _as_detectors(detector)
         self.detector = detector
+        check_type(fail_closed, "fail_closed", bool)
+        check_type(usage, "usage", (Usage, type(None)), what="a Usage or None")
         self.mask_limitation = check_scalar(mask_limitation, "mask_limitation", "int", low=0)
         self.fail_closed, self.usage = bool(fail_closed), usage
 

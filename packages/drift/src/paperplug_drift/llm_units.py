@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_type
 from paperplug.extras import requires_extra
 from paperplug_drift.learned import TunedDetector
 
@@ -86,4 +86,5 @@ class LLMUnitDetector(TunedDetector):
         extend_to: float = 0.5,
     ) -> None:
         scorer = LLMUnitScorer(model, threshold=threshold)
+        check_type(cues, "cues", bool)
         super().__init__(scorer, cues=cues, extend_to=extend_to)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperplug import ChatModel
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_scalar, check_sequence, check_type
 from paperplug_drift.calls import Call, as_call, extract_tag
 from paperplug_drift.toolsets import tool_specs
 from paperplug_drift.usage import Usage, ask
@@ -103,6 +103,7 @@ class Plan:
 
 def parse_trajectory(text: str) -> list[str] | None:
     """Function names from `<function_trajectory>[a, b]</function_trajectory>`; None if absent."""
+    check_type(text, "text", str)
     inner = extract_tag(text, "function_trajectory")
     if inner is None:
         return None
@@ -161,6 +162,7 @@ def checklist_from_data(data: Any) -> list[ChecklistNode]:
 def parse_checklist(text: str) -> list[ChecklistNode] | None:
     """Checklist from a `<parameter_checklist>` block or bare JSON text (JSON, repaired JSON or
     Python literals accepted); None when it cannot be read."""
+    check_type(text, "text", str)
     inner = extract_tag(text, "parameter_checklist")
     inner = text if inner is None else inner
     try:
@@ -183,6 +185,7 @@ class SecurePlanner:
         check_type(
             model, "model", ChatModel, what="a ChatModel with chat(messages)"
         )  # oracle_plan needs none
+        check_type(usage, "usage", (Usage, type(None)), what="a Usage or None")
         self.model, self.usage = model, usage
         self.max_retries = check_scalar(max_retries, "max_retries", "int", low=1)
         self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
@@ -261,6 +264,8 @@ def oracle_plan(calls: Sequence[Any], query: str) -> Plan:
     """The plan an ideal planner would make: the trajectory of the task's ground-truth calls,
     and in the checklist only the argument values the query states (others None, conditioned
     on the previous function). Labelled "oracle plan": it overstates a real planner."""
+    calls = check_sequence(calls, "calls", min_len=0, what="calls")
+    check_type(query, "query", str)
     parsed: list[Call] = [as_call(c) for c in calls]
     nodes = []
     for i, call in enumerate(parsed):

@@ -13,6 +13,8 @@ import re
 from enum import StrEnum
 from typing import Any
 
+from paperplug import ChatModel
+from paperplug.checks import check_type
 from paperplug_drift.toolsets import tool_specs, toolset_key
 from paperplug_drift.usage import Usage, ask
 
@@ -123,6 +125,8 @@ Answer A, B or C and nothing else."""
 def heuristic_privilege(name: str) -> Privilege:
     """Privilege from the tool's name: the first verb token decides; no known verb -> Write
     (the cautious side: a Write deviation goes to the judge, a Read one does not)."""
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be a tool's name (a non-empty string), got {name!r}"[:200])
     for token in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name):
         token = token.lower()
         if token in READ_VERBS:
@@ -161,6 +165,9 @@ class PrivilegeAssigner:
     def __init__(
         self, model: Any = None, *, cross_check: bool = True, usage: Usage | None = None
     ) -> None:
+        check_type(model, "model", (ChatModel, type(None)), what="a ChatModel or None")
+        check_type(cross_check, "cross_check", bool)
+        check_type(usage, "usage", (Usage, type(None)), what="a Usage or None")
         self.model, self.cross_check, self.usage = model, cross_check, usage
         self.cache_: dict[str, dict[str, Privilege]] = {}
 

@@ -49,6 +49,8 @@ class IntentJudge:
         check_type(
             model, "model", ChatModel, what="a ChatModel with chat(messages)"
         )  # StrictJudge needs none
+        check_type(fail_closed, "fail_closed", bool)
+        check_type(usage, "usage", (Usage, type(None)), what="a Usage or None")
         self.model, self.fail_closed, self.usage = model, fail_closed, usage
 
     def judge(self, planned: Sequence[str], extended: Sequence[str], query: str) -> bool:
@@ -72,6 +74,8 @@ def check_node(node: ChecklistNode | None, call: Call) -> str | None:
     """The checklist check of one call against its plan node: the name must match, and
     every value the user fixed (not None, not a `{placeholder}`) must be present and match by
     substring in either direction. Returns None when the call passes, else the reason."""
+    check_type(node, "node", (ChecklistNode, type(None)), what="a ChecklistNode or None")
+    check_type(call, "call", Call)
     if node is None:
         return None
     if call.name != node.name:
@@ -152,9 +156,23 @@ class DynamicValidator:
     ) -> None:
         check_type(plan, "plan", Plan)
         check_choice(align, "align", ("position", "official"))
+        check_type(fail_closed, "fail_closed", bool)
+        check_type(repeat_reads, "repeat_reads", bool)
+        check_type(usage, "usage", (Usage, type(None)), what="a Usage or None")
         self.initial_plan = plan.copy()
         self.plan = plan.copy()
-        self.privileges = {k: Privilege(v) for k, v in privileges.items()}
+        check_type(privileges, "privileges", Mapping, what="a mapping of tool name to Privilege")
+        try:
+            self.privileges = {k: Privilege(v) for k, v in privileges.items()}
+        except ValueError:
+            bad = next(v for v in privileges.values() if v not in set(Privilege))
+            raise ValueError(
+                f"privileges holds {bad!r}, not a Privilege (Read, Write or Execute)"
+            ) from None
+        if judge is not None and not callable(getattr(judge, "judge", None)):
+            raise TypeError(
+                f"judge must be None or have a judge method, got {type(judge).__name__}"
+            )
         self.judge = judge if judge is not None else StrictJudge()
         self.fail_closed, self.align, self.usage = fail_closed, align, usage
         self.repeat_reads = repeat_reads
