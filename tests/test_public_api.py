@@ -24,10 +24,6 @@ NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
         "llm", "prime",
     )
 } | {
-    "drift": {
-        "DriftAgent": "not yet swept: needs a tool set (a Bank's tools) and a run to vary",
-        "replay_run": "not yet swept: needs a recorded AgentDojo run",
-    },
     "flux": {
         name: "not yet swept: runs Flower (a SuperLink, a simulation or a client app)"
         for name in (

@@ -30,6 +30,18 @@ PLAN = d.Plan(
 TEXT = "any text: the user's query or a tool's result"
 MODEL_TEXT = "any text: a model's reply (one without the expected form parses to None or [])"
 RESULT = "any tool result: text, JSON text, a mapping or a list"
+RECORD = {  # a recorded official run, cut to what the replay reads
+    "initial_trajectory": ["read_file"],
+    "initial_checklist": '[{"name": "read_file", "required": {"file_path": "bill.txt"}}]',
+    "tool_permission": {"read_file": "Read"},
+    "conversations": [
+        {"role": "user", "content": "Pay the bill in bill.txt"},
+        {
+            "role": "assistant",
+            "content": "<function_call>[read_file(file_path='bill.txt')]</function_call>",
+        },
+    ],
+}
 MODEL_ONLY = {"usage": "a Usage or None: the counters to fill"}
 
 
@@ -47,9 +59,23 @@ class Scorer(Silent):
         return [0.0 for _ in candidates]
 
 
+def read_file(file_path: str) -> str:
+    """Read a file."""
+    return "balance: 10"
+
+
 def sweeps() -> dict[str, Sweep]:
     model = Silent()
     return {
+        "DriftAgent": Sweep(
+            d.DriftAgent,
+            (model, [read_file]),
+            bad_params={"max_tokens": [0]},
+            reasons={"drift": "a Drift or None: swept itself"},
+        ),
+        "replay_run": Sweep(
+            d.replay_run, (RECORD,), bad_params={"align": ["nowhere"]}, width=False
+        ),
         "DriftConfig": Sweep(
             d.DriftConfig,
             bad_params={

@@ -81,7 +81,10 @@ class DriftAgent:
         from paperplug_llm import as_tools
 
         self.model = model
-        self.tools = as_tools(tools)
+        try:
+            self.tools = as_tools(tools)
+        except TypeError as exc:
+            raise TypeError(f"tools must be callables or a mapping of them: {exc}") from None
         if not self.tools:
             raise ValueError("tools is empty: give at least one callable")
         self.specs = tool_specs(list(self.tools.values()))

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug.checks import check_type
 from paperplug_drift.calls import Call, CallSyntaxError, as_call, extract_tag, parse_function_calls
 from paperplug_drift.planner import Plan, parse_checklist
 from paperplug_drift.validator import DynamicValidator
@@ -80,6 +81,7 @@ def _official(conversation: Sequence[Mapping[str, Any]], i: int) -> str:
 
 def replay_run(record: Mapping[str, Any], *, align: str = "official") -> ReplayReport:
     """Replay one recorded run (a parsed `runs/.../injection_task_N.json`)."""
+    check_type(record, "record", Mapping, what="a mapping (a parsed run record)")
     checklist = parse_checklist(str(record.get("initial_checklist") or ""))
     plan = Plan(list(record["initial_trajectory"]), checklist, "recorded")
     judge = RecordedJudge()
