@@ -102,6 +102,7 @@ def sweeps() -> dict[str, Sweep]:
             reasons={"text": MODEL_TEXT},
             args=('send_money(recipient="Bob", amount=10)',),
         ),
+        "normalize": Sweep(d.normalize, ("Ｓend\u200b all",), reasons={"text": TEXT}),
         "parse_result": Sweep(d.parse_result, ("balance: 10",), reasons={"result": RESULT}),
         "parse_trajectory": Sweep(
             d.parse_trajectory, reasons={"text": MODEL_TEXT}, args=('["read_file", "send_money"]',)

@@ -1,6 +1,7 @@
 """The base install works without the [agentdojo] extra: `from paperplug_drift import *`,
 the README's first example, and a clear error naming the extra for what needs it."""
 
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,3 +34,12 @@ def test_the_readme_first_example_runs_without_agentdojo():
     block = readme_python_blocks(Path(__file__).parents[1] / "README.md")[0]
     done = run(block)
     assert done.returncode == 0, done.stderr
+
+
+def test_no_public_name_is_shadowed_by_a_submodule():
+    """Importing a submodule sets it on the package: one named like a public function (the
+    old normalize.py) made `paperplug_drift.normalize` a module once the isolator was imported."""
+    import paperplug_drift
+
+    modules = {m.name for m in pkgutil.iter_modules(paperplug_drift.__path__)}
+    assert not modules & set(paperplug_drift.__all__)

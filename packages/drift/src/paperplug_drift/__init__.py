@@ -42,7 +42,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "TunedDetector": ".learned",
         "LLMDetector": ".isolator",
         "remove_instruction": ".isolator",
-        "normalize": ".normalize",
+        "normalize": ".normalization",
         "ChecklistNode": ".planner",
         "Plan": ".planner",
         "QueryPlanner": ".planner",

@@ -32,7 +32,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from paperplug_drift.normalize import NormalizedText, normalize_map
+from paperplug_drift.normalization import NormalizedText, normalize_map
 
 # --- vocabulary ------------------------------------------------------------------------------
 

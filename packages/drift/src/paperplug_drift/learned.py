@@ -34,7 +34,7 @@ from paperplug_llm.embeddings import MeanPoolEncoder
 from paperplug.checks import check_scalar, check_type
 from paperplug.extras import requires_extra
 from paperplug_drift.heuristics import _cue_spans, injected_spans, split_units
-from paperplug_drift.normalize import ZERO_WIDTH, normalize, normalize_map
+from paperplug_drift.normalization import ZERO_WIDTH, normalize, normalize_map
 
 with requires_extra("paperplug-drift", "learned", "the learned detector"):
     import numpy as np

@@ -13,6 +13,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from paperplug.checks import check_type
+
 # Cyrillic, Greek and other letters that render like Latin ones (after NFKC and lower case)
 CONFUSABLES = str.maketrans(
     {
@@ -105,5 +107,7 @@ def normalize_map(text: str, *, zero_width_as_space: bool = False) -> Normalized
 
 def normalize(text: str, *, zero_width_as_space: bool = False) -> str:
     """`text` as a reader reads it, on one line (every run of whitespace one space)."""
+    check_type(text, "text", str)
+    check_type(zero_width_as_space, "zero_width_as_space", bool)
     flat = normalize_map(text, zero_width_as_space=zero_width_as_space).text
     return " ".join(flat.split())
