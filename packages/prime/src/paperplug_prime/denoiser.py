@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from paperplug.checks import check_choice
+from paperplug.checks import check_choice, check_scalar
 
 BACKBONES = ("mlp", "transformer")
 
@@ -22,6 +22,14 @@ class PrimeDenoiser(nn.Module):
                  dropout: float = 0.1) -> None:  # fmt: skip
         super().__init__()
         check_choice(backbone, "backbone", BACKBONES)
+        for name, value, low in [("vocab_size", vocab_size, 2), ("seq_len", seq_len, 1),
+                                 ("ell", ell, 1), ("base", base, 2), ("d_embed", d_embed, 1),
+                                 ("hidden", hidden, 1), ("layers", layers, 1),
+                                 ("heads", heads, 1)]:  # fmt: skip
+            check_scalar(value, name, "int", low=low)
+        check_scalar(dropout, "dropout", "real", low=0, high=1, inclusive="left")
+        if backbone == "transformer" and hidden % heads:
+            raise ValueError(f"hidden must be a multiple of heads, got {hidden} and {heads}")
         self.vocab_size, self.seq_len, self.ell, self.backbone = vocab_size, seq_len, ell, backbone
         self.embed = nn.Embedding(base + 1, d_embed)  # the mask is the last entry
         width = ell * d_embed  # one token: its sub-token embeddings concatenated
