@@ -41,14 +41,6 @@ NOT_YET_SWEPT: dict[str, str | dict[str, str]] = {
         for name in ("NormalEquations", "design_matrix", "fit_dual", "sample_coalitions")
     }
     | {"clip_game": "not yet swept: its masking options need bad values listed"},
-    "prime": {
-        name: "not yet swept: its tensors' shapes (B, L, ℓ), times and generator need checks "
-        "against the subtokenizer and the model"
-        for name in (
-            "carry_over", "euler_sample", "mask_subtokens", "nelbo_draw", "prime_loss",
-            "prior_nll", "subtoken_nll", "token_nll",
-        )
-    },
     "csd": {"minilm_encoder": "not yet swept: loads the MiniLM sentence encoder's weights"},
     "eareranker": {
         "DigitJudge": "not yet swept: needs a local causal LM (an HFChatModel and its tokenizer)",
