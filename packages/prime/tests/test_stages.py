@@ -91,7 +91,7 @@ def test_schedules_and_their_weights():
     t = torch.tensor([0.25, 0.5])
     assert torch.allclose(Schedule("linear").weight(t), 1 / (t + 0.005))
     assert torch.allclose(Schedule("loglinear").alpha(t), 1 - 0.999 * t)
-    with pytest.raises(ValueError, match="schedule must be one of"):
+    with pytest.raises(ValueError, match="kind must be one of"):
         Schedule("cosine")
 
 

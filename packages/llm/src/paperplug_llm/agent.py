@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from paperplug_llm.messages import Completion, ToolCall, check_messages
+from paperplug.checks import check_scalar, check_sequence, check_type
+from paperplug_llm.messages import (
+    Completion,
+    ToolCall,
+    check_messages,
+    check_tool_choice,
+    check_tools,
+)
 from paperplug_llm.tool_calls import parse_tool_calls, render_for_template
 from paperplug_llm.tools import Tool, ToolArgumentError, as_tools
 
@@ -52,6 +59,13 @@ def propose(
 ) -> Completion:
     """Ask the model for its next turn: `complete(tools=...)` when it has it, else plain `chat`
     on a conversation rendered with the tool prompt, parsing `<tool_call>` blocks from the text."""
+    if not callable(getattr(model, "complete", None)) and not callable(
+        getattr(model, "chat", None)
+    ):
+        raise TypeError(f"model must have chat or complete, got {type(model).__name__}")
+    if specs is None:
+        raise TypeError("specs must be a list of OpenAI tools entries, got None")
+    specs = check_tools(specs, "specs")
     if callable(getattr(model, "complete", None)):
         reply = model.complete(messages, tools=specs, **kw)
         return Completion(text=reply) if isinstance(reply, str) else reply  # a guard's refusal
@@ -65,6 +79,11 @@ def _user_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
     return users[-1] if users else ""
 
 
+def _check_guard(guard: Any) -> None:
+    if guard is not None and not callable(getattr(guard, "check", None)):
+        raise TypeError(f"guard must have check(payload, stage=...), got {type(guard).__name__}")
+
+
 def execute_call(
     call: ToolCall,
     tools: Mapping[str, Tool],
@@ -73,6 +92,10 @@ def execute_call(
 ) -> ToolRun:
     """Guard the call, validate its arguments against the tool's schema, run it, guard the
     result; `messages` (the conversation so far) goes into every guard check's context."""
+    check_type(call, "call", ToolCall)
+    check_type(tools, "tools", Mapping, what="a {name: Tool} mapping (see as_tools)")
+    _check_guard(guard)
+    messages = check_sequence(messages, "messages", Mapping, min_len=0, what="message dicts")
     run = ToolRun(call.name, call.arguments)
     context = {"tool": call.name, "messages": list(messages), "prompt": _user_prompt(messages)}
     if call.name not in tools:
@@ -126,12 +149,13 @@ def run_agent(
     function, OpenAI's tool_choice) forces a call on the first turn only, which small models
     need. The caller's messages are not modified.
     """
-    if max_steps < 1:
-        raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+    max_steps = check_scalar(max_steps, "max_steps", "int", low=1)
+    _check_guard(guard)
     table = as_tools(tools)
     if not table:
         raise ValueError("tools is empty: give at least one callable")
     specs = [t.spec() for t in table.values()]
+    check_tool_choice(first_tool_choice, specs, "first_tool_choice")
     convo = check_messages(messages)
     runs: list[ToolRun] = []
     completion = Completion(text="")

@@ -133,43 +133,47 @@ def check_messages(messages: Any) -> list[dict[str, Any]]:
     return out
 
 
-def check_tools(tools: Any) -> list[dict[str, Any]] | None:
-    """OpenAI `tools`: a list of {type: function, function: {name, description?, parameters?}}."""
+def check_tools(tools: Any, name: str = "tools") -> list[dict[str, Any]] | None:
+    """OpenAI `tools`: a list of {type: function, function: {name, description?, parameters?}};
+    `name` is the argument's name in the messages."""
     if tools is None:
         return None
     if not isinstance(tools, list):
-        raise TypeError(f"tools must be a list, got {type(tools).__name__}")
+        raise TypeError(f"{name} must be a list, got {type(tools).__name__}")
     for j, t in enumerate(tools):
         fn = t.get("function") if isinstance(t, Mapping) else None
         if not isinstance(t, Mapping) or t.get("type") != "function" or not isinstance(fn, Mapping):
-            raise ValueError(f"tools[{j}] must be {{'type': 'function', 'function': {{...}}}}")
+            raise ValueError(f"{name}[{j}] must be {{'type': 'function', 'function': {{...}}}}")
         if not isinstance(fn.get("name"), str) or not fn["name"]:
-            raise ValueError(f"tools[{j}].function.name must be a non-empty string")
+            raise ValueError(f"{name}[{j}].function.name must be a non-empty string")
         if not isinstance(fn.get("parameters", {}), Mapping):
-            raise TypeError(f"tools[{j}].function.parameters must be a JSON schema object")
+            raise TypeError(f"{name}[{j}].function.parameters must be a JSON schema object")
     return list(tools)
 
 
-def check_tool_choice(choice: Any, tools: list[dict[str, Any]] | None) -> None:
-    """ "none" | "auto" | "required" | {type: function, function: {name}} naming a given tool."""
+def check_tool_choice(
+    choice: Any, tools: list[dict[str, Any]] | None, name: str = "tool_choice"
+) -> None:
+    """ "none" | "auto" | "required" | {type: function, function: {name}} naming a given tool;
+    `name` is the argument's name in the messages."""
     if choice is None or choice in ("none", "auto"):
         return
     if choice == "required":
         if not tools:
-            raise ValueError("tool_choice 'required' needs tools")
+            raise ValueError(f"{name} 'required' needs tools")
         return
     if isinstance(choice, Mapping):
-        name = (
+        fn = (
             (choice.get("function") or {}).get("name") if choice.get("type") == "function" else None
         )
         names = [t["function"]["name"] for t in tools or []]
-        if not isinstance(name, str):
+        if not isinstance(fn, str):
             raise ValueError(
-                "tool_choice must name a function: {'type': 'function', 'function': {'name': ...}}"
+                f"{name} must name a function: {{'type': 'function', 'function': {{'name': ...}}}}"
             )
-        if name not in names:
-            raise ValueError(f"tool_choice names {name!r}, which is not among the tools {names}")
+        if fn not in names:
+            raise ValueError(f"{name} names {fn!r}, which is not among the tools {names}")
         return
     raise ValueError(
-        f"tool_choice must be 'none', 'auto', 'required' or a named function, got {choice!r}"
+        f"{name} must be 'none', 'auto', 'required' or a named function, got {choice!r}"
     )

@@ -16,6 +16,7 @@ import urllib.parse
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from paperplug.checks import check_scalar, check_type
 from paperplug_llm.errors import LLMError, LLMHTTPError, LLMResponseError, LLMTimeoutError
 from paperplug_llm.messages import Completion, ReplyStream, ToolCall, check_messages, check_tools
 from paperplug_llm.tool_calls import read_arguments
@@ -75,6 +76,9 @@ class OpenAIChatModel:
         max_backoff: float = 8.0,
         **defaults: Any,
     ) -> None:
+        check_type(model, "model", (str, type(None)))
+        check_type(base_url, "base_url", (str, type(None)))
+        check_type(api_key, "api_key", (str, type(None)))
         self.model = model or os.environ.get("OPENAI_MODEL")
         if not self.model:
             raise ValueError("model is required (argument or OPENAI_MODEL)")
@@ -87,10 +91,10 @@ class OpenAIChatModel:
         self._url = url
         self._path = (url.path or "/v1").rstrip("/") + "/chat/completions"
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        if timeout <= 0 or max_retries < 0 or backoff < 0:
-            raise ValueError("timeout must be > 0, max_retries >= 0 and backoff >= 0")
-        self.timeout, self.max_retries = float(timeout), int(max_retries)
-        self.backoff, self.max_backoff = float(backoff), float(max_backoff)
+        self.timeout = float(check_scalar(timeout, "timeout", low=0, inclusive="neither"))
+        self.max_retries = check_scalar(max_retries, "max_retries", "int", low=0)
+        self.backoff = float(check_scalar(backoff, "backoff", low=0))
+        self.max_backoff = float(check_scalar(max_backoff, "max_backoff", low=0))
         self.defaults = defaults  # request fields sent every time (temperature, seed, ...)
 
     def __repr__(self) -> str:

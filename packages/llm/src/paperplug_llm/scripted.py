@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
+from paperplug.checks import check_type
 from paperplug_llm.messages import Completion, ReplyStream, check_messages
 from paperplug_llm.tool_calls import parse_tool_calls
 
@@ -23,6 +24,9 @@ class ScriptedChatModel:
             isinstance(replies, str) or not isinstance(replies, Sequence)
         ):
             raise TypeError("replies must be a list of strings/Completions or a callable")
+        if not callable(replies):
+            for i, r in enumerate(replies):
+                check_type(r, f"replies[{i}]", (str, Completion))
         self.replies = replies if callable(replies) else list(replies)
         self.calls: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from paperplug_llm.messages import ToolCall
+from paperplug_llm.messages import ToolCall, check_tools
 
 TOOL_CALL_RE = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 
@@ -26,6 +26,9 @@ TOOL_SYSTEM_PROMPT = (
 
 def tool_system_prompt(tool_specs: Sequence[Mapping[str, Any]]) -> str:
     """The system text that lists the tools (OpenAI `tools` entries) and the call format."""
+    if tool_specs is None:
+        raise TypeError("tool_specs must be a list of OpenAI tools entries, got None")
+    tool_specs = check_tools(tool_specs, "tool_specs")
     return TOOL_SYSTEM_PROMPT.format(specs="\n".join(json.dumps(s["function"]) for s in tool_specs))
 
 
@@ -35,6 +38,8 @@ def parse_tool_calls(text: str) -> tuple[str, list[ToolCall]]:
     A block whose JSON does not parse becomes a call with the raw string as `arguments`, so
     the agent loop can tell the model what was wrong instead of silently dropping it.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
     calls = []
     for i, body in enumerate(TOOL_CALL_RE.findall(text)):
         try:

@@ -11,10 +11,12 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import jsonschema
+
+from paperplug.checks import check_type
 
 _SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 
@@ -85,15 +87,22 @@ class Tool:
         parameters: Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(fn):
-            raise TypeError(f"a tool must be callable, got {type(fn).__name__}")
+            raise TypeError(f"fn must be callable to be a tool, got {type(fn).__name__}")
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "")
+        self.name = check_type(name, "name", str) if name is not None else fn.__name__
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
             raise ValueError(f"tool name must match [A-Za-z0-9_-]{{1,64}}, got {self.name!r}")
         summary, param_docs = parse_docstring(getattr(fn, "__doc__", None))
+        if description is not None:
+            check_type(description, "description", str)
         self.description = description if description is not None else summary
+        if parameters is not None:
+            check_type(parameters, "parameters", Mapping, what="a JSON schema object")
         self.parameters = dict(parameters) if parameters is not None else self._schema(param_docs)
-        jsonschema.Draft202012Validator.check_schema(self.parameters)
+        try:
+            jsonschema.Draft202012Validator.check_schema(self.parameters)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"parameters is not a valid JSON schema: {exc.message}") from None
         self._validator = jsonschema.Draft202012Validator(self.parameters)
 
     def _schema(self, param_docs: dict[str, str]) -> dict[str, Any]:
@@ -162,6 +171,11 @@ def as_tools(tools: Any) -> dict[str, Tool]:
     """Tools by name from a list of callables/Tools or a {name: callable} mapping."""
     if tools is None:
         return {}
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, (Mapping, Iterable)):
+        raise TypeError(
+            f"tools must be a list of callables or a {{name: callable}} dict, got "
+            f"{type(tools).__name__}"
+        )
     if isinstance(tools, Mapping):
         items = [t if isinstance(t, Tool) else Tool(t, name=n) for n, t in tools.items()]
     else:

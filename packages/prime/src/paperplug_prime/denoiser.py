@@ -8,7 +8,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from paperplug.checks import check_choice
+from paperplug.checks import check_choice, check_scalar, check_tensor
+from paperplug_prime.arguments import check_times
 
 BACKBONES = ("mlp", "transformer")
 
@@ -22,6 +23,14 @@ class PrimeDenoiser(nn.Module):
                  dropout: float = 0.1) -> None:  # fmt: skip
         super().__init__()
         check_choice(backbone, "backbone", BACKBONES)
+        for name, value, low in [("vocab_size", vocab_size, 2), ("seq_len", seq_len, 1),
+                                 ("ell", ell, 1), ("base", base, 2), ("d_embed", d_embed, 1),
+                                 ("hidden", hidden, 1), ("layers", layers, 1),
+                                 ("heads", heads, 1)]:  # fmt: skip
+            check_scalar(value, name, "int", low=low)
+        check_scalar(dropout, "dropout", "real", low=0, high=1, inclusive="left")
+        if backbone == "transformer" and hidden % heads:
+            raise ValueError(f"hidden must be a multiple of heads, got {hidden} and {heads}")
         self.vocab_size, self.seq_len, self.ell, self.backbone = vocab_size, seq_len, ell, backbone
         self.embed = nn.Embedding(base + 1, d_embed)  # the mask is the last entry
         width = ell * d_embed  # one token: its sub-token embeddings concatenated
@@ -40,6 +49,14 @@ class PrimeDenoiser(nn.Module):
 
     def forward(self, digits: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         """digits (B, L, ℓ) partly masked, t (B,) → unmasked logits (B, L, C)."""
+        digits = check_tensor(digits, "digits", dtype="int", ndim=3)
+        if digits.shape[1:] != (self.seq_len, self.ell):
+            raise ValueError(f"digits must have shape (B, {self.seq_len}, {self.ell}), got "
+                             f"{tuple(digits.shape)}")  # fmt: skip
+        if digits.min() < 0 or digits.max() >= self.embed.num_embeddings:
+            raise ValueError(f"digits must lie in [0, {self.embed.num_embeddings - 1}], got "
+                             f"[{int(digits.min())}, {int(digits.max())}]")  # fmt: skip
+        t = check_times(t, len(digits)).to(self.embed.weight.dtype)
         B, L, _ = digits.shape
         h = self.embed(digits).reshape(B, L, -1)
         if self.backbone == "mlp":
@@ -51,4 +68,10 @@ class PrimeDenoiser(nn.Module):
 
 def carry_over(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     """Log-probabilities with every token that contradicts an observed sub-token removed."""
+    checked = check_tensor(logits, "logits", ndim=3)  # detached: the loss needs logits' graph
+    logits = logits if isinstance(logits, torch.Tensor) else checked
+    allowed = check_tensor(allowed, "allowed", dtype="bool", ndim=3)
+    if allowed.shape != logits.shape:
+        raise ValueError(f"allowed must have logits' shape {tuple(logits.shape)}, got "
+                         f"{tuple(allowed.shape)}")  # fmt: skip
     return torch.log_softmax(logits.masked_fill(~allowed, float("-inf")), -1)

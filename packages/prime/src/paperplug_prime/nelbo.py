@@ -14,6 +14,7 @@ import math
 
 import torch
 
+from paperplug_prime.arguments import check_parts, check_subtokens, check_times, check_tokens
 from paperplug_prime.denoiser import carry_over
 from paperplug_prime.forward import mask_subtokens
 from paperplug_prime.schedule import Schedule
@@ -24,6 +25,9 @@ def subtoken_nll(model: torch.nn.Module, sub: Subtokenizer, x0: torch.Tensor, y:
                  t: torch.Tensor) -> torch.Tensor:  # fmt: skip
     """−log p_θ(dᵢⱼ(x₀) | y_t) per sub-token (B, L, ℓ): the marginal of the carry-over token
     distribution over the tokens whose digit j is x₀'s (0 where the sub-token is observed)."""
+    check_parts(model, sub)
+    x0 = check_tokens(x0, sub, model)
+    y, t = check_subtokens(y, sub, x0), check_times(t, len(x0))
     logp = carry_over(model(y, t), sub.consistent(y))  # (B, L, C)
     digits, table = sub.encode(x0), sub.table.to(x0.device)  # (B, L, ℓ), (C, ℓ)
     nll = []
@@ -37,6 +41,8 @@ def prior_nll(sub: Subtokenizer, schedule: Schedule, x0: torch.Tensor,
               generator: torch.Generator) -> torch.Tensor:  # fmt: skip
     """One draw of KL(q(y₁ | x₀) ‖ p(y₁)) in nats (B,), p(y₁) the forward process at t = 1 on
     uniform tokens: Σᵢ log(C / #tokens consistent with y₁ⁱ). 0 when α₁ = 0 (nothing drawn)."""
+    check_parts(sub=sub, schedule=schedule, generator=generator)
+    x0 = check_tokens(x0, sub)
     alpha1 = 1 - schedule.final_masked
     if alpha1 <= 0:
         return torch.zeros(len(x0), device=x0.device)
@@ -50,6 +56,11 @@ def nelbo_draw(model: torch.nn.Module, sub: Subtokenizer, schedule: Schedule, x0
                u: torch.Tensor, generator: torch.Generator) -> torch.Tensor:  # fmt: skip
     """One unbiased draw of the NELBO in nats per sequence (B,); u ∈ (0, 1] (B,) picks the
     number of masked sub-tokens k = ⌈uN⌉ (stratify u over draws for a low-variance mean)."""
+    check_parts(model, sub, schedule, generator)
+    x0 = check_tokens(x0, sub, model)
+    u = check_times(u, len(x0), "u")
+    if (u == 0).any():
+        raise ValueError("u must lie in (0, 1], got 0")
     B, L = x0.shape
     N = L * sub.ell
     k = (u * N).ceil().clamp(1, N).long()

@@ -10,6 +10,8 @@ import itertools
 
 import torch
 
+from paperplug.checks import check_device, check_scalar
+from paperplug_prime.arguments import check_parts
 from paperplug_prime.denoiser import carry_over
 from paperplug_prime.forward import mask_subtokens
 from paperplug_prime.schedule import Schedule
@@ -21,6 +23,13 @@ def euler_sample(model: torch.nn.Module, sub: Subtokenizer, schedule: Schedule, 
                  seq_len: int, nfe: int, generator: torch.Generator,
                  device: torch.device | str = "cpu") -> tuple[torch.Tensor, float]:  # fmt: skip
     """(n, L) tokens and the share of idle steps (per sequence, averaged)."""
+    check_parts(model, sub, schedule, generator)
+    check_scalar(n, "n", "int", low=1)
+    check_scalar(seq_len, "seq_len", "int", low=1)
+    check_scalar(nfe, "nfe", "int", low=1)
+    if getattr(model, "seq_len", seq_len) != seq_len:
+        raise ValueError(f"seq_len must be the model's, {model.seq_len}, got {seq_len}")
+    check_device(device)
     y = torch.full((n, seq_len, sub.ell), sub.mask_id, dtype=torch.long, device=device)
     alpha1 = 1 - schedule.final_masked
     if alpha1 > 0:  # the prior p(y₁) of the NELBO
