@@ -433,6 +433,10 @@ def test_a_public_callable_neither_swept_nor_listed_is_reported():
     module.__all__ = ["LIMIT", "Result", "area", "forward", "version"]
     # no constant, nothing of no argument; *args and **kw are parameters
     assert public_callables(module) == ["Result", "area", "forward"]
+    module.__dir__ = lambda: [*module.__all__, "version", "zeta"]  # PEP 562: an extra's names
+    module.zeta = forward
+    assert public_callables(module) == ["Result", "area", "forward", "zeta"]
+    del module.__dir__, module.zeta
     module.__all__.remove("forward")
     assert unswept(module, [], {}) == ["Result", "area"]
     assert unswept(module, ["Result.solve", "area"], {}) == []

@@ -8,6 +8,7 @@ import paperplug_drift as d
 from paperplug.testing import Sweep
 
 REASONS = {
+    "NearThresholdWarning": "a warning type (what the learned detectors warn with)",
     "Call": "a result type (one parsed function call, what parse_function_calls returns)",
     "ChecklistNode": "a result type (one node of a Plan's checklist, what parse_checklist returns)",
     "Decision": "a result type (what DynamicValidator.validate returns)",

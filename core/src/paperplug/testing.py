@@ -411,10 +411,13 @@ class Sweep:
 
 
 def public_callables(module: types.ModuleType) -> list[str]:
-    """The names in `module.__all__` the battery can reach: callables that take a parameter,
-    `*args` and `**kwargs` too (a function of no argument has nothing to vary)."""
+    """The names in `module.__all__`, and those a lazy module's `__dir__` adds (PEP 562: the
+    names it exports only under a pip extra), that the battery can reach: callables that take
+    a parameter, `*args` and `**kwargs` too (a function of no argument has nothing to vary)."""
+    lazy = vars(module).get("__dir__")
+    extra = sorted(set(lazy()) - set(module.__all__)) if callable(lazy) else []
     names = []
-    for name in module.__all__:
+    for name in [*module.__all__, *extra]:
         obj = getattr(module, name)
         if not callable(obj):
             continue
