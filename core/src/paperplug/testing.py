@@ -121,10 +121,11 @@ def installed_pm(monkeypatch: pytest.MonkeyPatch) -> Iterator[PluginManager]:
 
 
 def same(a: Any, b: Any, _seen: set[tuple[int, int]] | None = None) -> bool:
-    """Deep equality for user data: tensors, arrays (NaN equal to NaN), scipy sparse matrices,
-    pandas frames, modules, networkx graphs (nodes, edges and their attributes), containers, and objects that define no
-    equality of their own (a tokenizer, a victim model's wrapper), compared by their
-    attributes (a deep copy of one is then the same)."""
+    """Deep equality for user data: tensors, arrays (NaN equal to NaN), scipy sparse
+    matrices, pandas frames, random generators (by state), modules, networkx graphs (nodes,
+    edges and their attributes), containers, and objects that define no equality of their own
+    (a tokenizer, a victim model's wrapper), compared by their attributes (a deep copy of one
+    is then the same)."""
     seen = set() if _seen is None else _seen
     if type(a) is not type(b):
         return False
