@@ -135,15 +135,22 @@ def _resolve(link: str, module: str, objects: dict) -> str | None:
     return None
 
 
+def _unique_objects(
+    modules: dict[str, list[str]],
+) -> dict[str, tuple[str, str, str, list[str]]]:
+    """`_objects`, one name per docstring (aliases share one: the first name is kept)."""
+    objects = _objects(modules)
+    by_rest: dict[str, str] = {}
+    for qual, (_, _, rest, _) in objects.items():
+        by_rest.setdefault(rest, qual)
+    return {q: v for q, v in objects.items() if by_rest[v[2]] == q}
+
+
 def numpydoc_set(name: str, short: str, modules: dict[str, list[str]], n_queries: int = 120,
                  seed: int = 0) -> RetrievalSet:  # fmt: skip
     """Queries: one-line summaries; documents: the rest of docstrings, graded by See Also."""
     rng = np.random.default_rng(seed)
-    objects = _objects(modules)
-    by_rest: dict[str, str] = {}
-    for qual, (_, _, rest, _) in objects.items():  # aliases share a docstring: keep one name
-        by_rest.setdefault(rest, qual)
-    objects = {q: v for q, v in objects.items() if by_rest[v[2]] == q}
+    objects = _unique_objects(modules)
     names = sorted(objects)
     modules_of = {q: v[0].split("|")[1] for q, v in objects.items()}
     linked = {}

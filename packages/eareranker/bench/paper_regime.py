@@ -17,7 +17,7 @@ import hashlib
 import re
 
 import numpy as np
-from heldout import DATAFRAMES, SCIENTIFIC, RetrievalSet, _Builder, _objects, _resolve
+from heldout import DATAFRAMES, SCIENTIFIC, RetrievalSet, _Builder, _resolve, _unique_objects
 from paperplug_eareranker import aggregate_judges
 from paperplug_eareranker.embedders import cache_dir
 
@@ -42,11 +42,7 @@ def pool(seed: int = 0) -> RetrievalSet:
     """Every numpydoc object with a summary as a query, 7-10 graded documents each; `grade` is
     the structural grade in [0, 1]."""
     rng = np.random.default_rng(seed)
-    objects = _objects(MODULES)
-    by_rest: dict[str, str] = {}
-    for qual, (_, _, rest, _) in objects.items():  # aliases share a docstring: keep one name
-        by_rest.setdefault(rest, qual)
-    objects = {q: v for q, v in objects.items() if by_rest[v[2]] == q}
+    objects = _unique_objects(MODULES)
     names = sorted(objects)
     module = {q: v[0].split("|")[1] for q, v in objects.items()}
     builder = _Builder("numpydoc pool (numpy, scipy, scikit-learn, pandas, networkx, matplotlib)", "pool")  # fmt: skip
