@@ -53,14 +53,6 @@ NOT_YET_SWEPT: dict[str, dict[str, str]] = {
             "UnitClassifier", "drift_pipeline",
         )
     },
-    "llm": {
-        name: "not yet swept: exported under the [hf] extra (torch, transformers)"
-        for name in (
-            "HFChatModel", "build_tiny_decoder", "build_tiny_model", "cache_keyword",
-            "continuation_logprobs", "crop_cache", "forward_with_cache", "load_smollm2",
-            "sample_next",
-        )
-    },
 }  # fmt: skip
 
 
