@@ -45,14 +45,6 @@ NOT_YET_SWEPT: dict[str, dict[str, str]] = {
         name: "not yet swept: loads or trains a sentence encoder (MiniLM weights)"
         for name in ("MiniLMEncoder", "fine_tune_retriever")
     },
-    "drift": {
-        name: "not yet swept: exported under the [learned] or [agentdojo] extra"
-        for name in (
-            "AgentDojoOracle", "DriftElement", "DriftToolsLoop", "LearnedDetector",
-            "MiniLMEmbedder", "PromptingAgent", "ScriptedAgent", "TunedDetector",
-            "UnitClassifier", "drift_pipeline",
-        )
-    },
 }  # fmt: skip
 
 
