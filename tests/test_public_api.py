@@ -45,22 +45,6 @@ NOT_YET_SWEPT: dict[str, dict[str, str]] = {
         name: "not yet swept: loads or trains a sentence encoder (MiniLM weights)"
         for name in ("MiniLMEncoder", "fine_tune_retriever")
     },
-    "drift": {
-        name: "not yet swept: exported under the [learned] or [agentdojo] extra"
-        for name in (
-            "AgentDojoOracle", "DriftElement", "DriftToolsLoop", "LearnedDetector",
-            "MiniLMEmbedder", "PromptingAgent", "ScriptedAgent", "TunedDetector",
-            "UnitClassifier", "drift_pipeline",
-        )
-    },
-    "llm": {
-        name: "not yet swept: exported under the [hf] extra (torch, transformers)"
-        for name in (
-            "HFChatModel", "build_tiny_decoder", "build_tiny_model", "cache_keyword",
-            "continuation_logprobs", "crop_cache", "forward_with_cache", "load_smollm2",
-            "sample_next",
-        )
-    },
 }  # fmt: skip
 
 

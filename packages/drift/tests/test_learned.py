@@ -120,6 +120,17 @@ def test_bad_arguments_are_named(detector):
         InjectionIsolator("regex")
 
 
+def test_another_encoder_gives_its_own_width_for_no_text_too(tmp_path):
+    # `path` takes another model: its vectors are as wide as its hidden size (no text: was 384)
+    from paperplug_drift import MiniLMEmbedder
+    from paperplug_llm import build_tiny_model
+
+    build_tiny_model(tmp_path, hidden_size=16, layers=1)
+    embedder = MiniLMEmbedder(tmp_path)
+    assert embedder.encode(["pay the bill now"]).shape == (1, 16)
+    assert embedder.encode([]).shape == (0, 16)
+
+
 def _isolate(iso):
     return lambda query, result: iso.isolate(query, result).result
 

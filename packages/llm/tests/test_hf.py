@@ -99,3 +99,15 @@ def test_continuation_logprobs_follow_the_chain_rule(tiny):
         )[b]
     (scored,) = tiny.continuation_logprobs(MSGS, ["ab"])
     assert math.isclose(sum(scored), float(first + second), abs_tol=1e-4)
+
+
+def test_a_chat_template_given_leaves_the_callers_tokenizer_alone(tiny):
+    # the override is used for the prompt; the tokenizer passed in keeps its own template
+    own = tiny.tokenizer.chat_template
+    plain = "{% for m in messages %}{{ m['content'] }}|{% endfor %}"
+    model = HFChatModel(tiny.model, tiny.tokenizer, chat_template=plain)
+    assert tiny.tokenizer.chat_template == own
+    assert model.prompt_ids(MSGS) == tiny.encode("héllo wörld|")
+    assert tiny.prompt_ids(MSGS) != model.prompt_ids(MSGS)
+    with pytest.raises(ValueError, match="dtype"):  # a loaded model is not converted silently
+        HFChatModel(tiny.model, tiny.tokenizer, dtype=torch.float16)

@@ -67,3 +67,27 @@ def test_tool_round_trip_with_the_embedded_model(smol):
 def test_explicit_gguf_path_must_exist(tmp_path):
     with pytest.raises(FileNotFoundError, match="no GGUF"):
         locate_gguf(tmp_path / GGUF_NAME)
+
+
+def test_arguments_are_checked_before_the_gguf_is_fetched_or_dequantized(tmp_path, monkeypatch):
+    import paperplug_llm.smollm2 as smollm2
+
+    def reached(*args, **kw):
+        raise AssertionError("fetched or de-quantized before the arguments were checked")
+
+    monkeypatch.setattr(smollm2, "locate_gguf", reached)
+    monkeypatch.setattr(smollm2, "dequantize_to_cache", reached)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    bad = {
+        "max_tokens": 0,
+        "device": "nowhere",
+        "dtype": "float13",
+        "refresh": "yes",
+        "gguf_path": tmp_path / GGUF_NAME,
+        "cache": a_file,
+    }
+    for name, value in bad.items():
+        kw = {"cache": tmp_path / "empty", name: value}  # an empty cache: loading would start
+        with pytest.raises((ValueError, TypeError), match=name):
+            smollm2.load_smollm2(**kw)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from paperplug import ChatModel
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_scalar, check_sequence, check_type
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
@@ -25,7 +25,15 @@ with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
     )
     from agentdojo.agent_pipeline.agent_pipeline import load_system_message
     from agentdojo.agent_pipeline.tool_execution import ToolsExecutor
-    from agentdojo.functions_runtime import EmptyEnv, Env, FunctionCall, FunctionsRuntime
+    from agentdojo.functions_runtime import (
+        EmptyEnv,
+        Env,
+        FunctionCall,
+        FunctionsRuntime,
+        TaskEnvironment,
+    )
+    from agentdojo.models import MODEL_NAMES
+    from agentdojo.task_suite import TaskSuite
     from agentdojo.types import ChatMessage, get_text_content_as_str, text_content_block_from_string
 
 from paperplug_drift.calls import CallSyntaxError, as_call, extract_tag, parse_function_calls
@@ -59,13 +67,19 @@ class AgentDojoOracle:
     source = "oracle plan"
 
     def __init__(self, suite: Any) -> None:
-        self.suite = suite
+        self.suite = check_type(suite, "suite", TaskSuite, what="an AgentDojo TaskSuite")
         self._tasks = {t.PROMPT: t for t in suite.user_tasks.values()}
 
     def plan(self, query: str, tools: Any, *, env: Env | None = None, **context: Any) -> Plan:
+        """The plan of the user task whose prompt is `query` (`tools` are not read: the
+        ground truth names its own), in `env` (default: the suite's)."""
+        check_type(query, "query", str)
+        check_sequence(tools, "tools", min_len=0)
+        if env is not None:
+            check_type(env, "env", TaskEnvironment, what="an AgentDojo environment")
         task = self._tasks.get(query)
         if task is None:
-            raise ValueError(f"no user task of suite {self.suite.name!r} has this prompt")
+            raise ValueError(f"query is the prompt of no user task of suite {self.suite.name!r}")
         if env is None:
             env = self.suite.load_and_inject_default_environment({})
         return oracle_plan(task.ground_truth(env.model_copy(deep=True)), query)
@@ -147,7 +161,9 @@ class DriftToolsLoop(BasePipelineElement):
     message, as AgentDojo's scoring needs."""
 
     def __init__(self, elements: Sequence[BasePipelineElement], max_iters: int = 15) -> None:
-        self.elements = list(elements)
+        self.elements = check_sequence(
+            elements, "elements", BasePipelineElement, what="AgentDojo pipeline elements"
+        )
         self.max_iters = check_scalar(max_iters, "max_iters", "int", low=1)
 
     @staticmethod
@@ -194,6 +210,13 @@ def drift_pipeline(
 ) -> AgentPipeline:
     """[system message, user query, DRIFT(agent), loop(tools, DRIFT(agent))], the official
     layout; `name` must contain an AgentDojo model key (default: the agent's name + "-drift")."""
+    if system_message is not None and check_type(system_message, "system_message", str) == "":
+        raise ValueError("system_message is empty: give the text or None (AgentDojo's)")
+    if name is not None and not any(key in check_type(name, "name", str) for key in MODEL_NAMES):
+        raise ValueError(
+            f"name must contain an AgentDojo model key (attacks address the model by it), "
+            f"such as 'local'; got {name!r}"
+        )
     element = DriftElement(agent, drift)
     pipeline = AgentPipeline(
         [
@@ -223,10 +246,10 @@ class PromptingAgent(BasePipelineElement):
         usage: Usage | None = None,
     ) -> None:
         check_type(model, "model", ChatModel, what="a ChatModel with chat(messages)")
-        self.model, self.name = model, name
+        self.model, self.name = model, check_type(name, "name", str)
         self.max_attempts = check_scalar(max_attempts, "max_attempts", "int", low=1)
         self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
-        self.usage = usage if usage is not None else Usage()
+        self.usage = check_type(usage, "usage", Usage) if usage is not None else Usage()
         self._count = 0
 
     def _render(

@@ -31,7 +31,7 @@ from typing import Any
 
 from paperplug_llm.embeddings import MeanPoolEncoder
 
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_array, check_scalar, check_sequence, check_type
 from paperplug.extras import requires_extra
 from paperplug_drift.heuristics import _cue_spans, injected_spans, split_units
 from paperplug_drift.normalization import ZERO_WIDTH, normalize, normalize_map
@@ -93,12 +93,14 @@ class MiniLMEmbedder(MeanPoolEncoder):
         self._cache.clear()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-norm embeddings, a (len(texts), 384) float32 array; only the texts not cached
-        are run, in sorted order (so a text's batch, and its vector, do not depend on the call)."""
+        """Unit-norm embeddings, a (len(texts), hidden) float32 array (384 for MiniLM); only the
+        texts not cached are run, in sorted order (so a text's batch, and its vector, do not
+        depend on the call)."""
+        texts = check_sequence(texts, "texts", str, min_len=0, what="strings")
         todo = sorted({t for t in texts if t not in self._cache})
         self._cache.update(zip(todo, super().encode(todo), strict=True))
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, self.model.config.hidden_size), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts])
 
 
@@ -148,9 +150,21 @@ class UnitClassifier:
     threshold: float
     key: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.weights = check_array(self.weights, "weights", dtype=np.float64, ndim=1, copy=True)
+        self.bias = check_scalar(self.bias, "bias", "real")
+        if not np.isfinite(self.bias):
+            raise ValueError(f"bias must be finite, got {self.bias}")
+        self.threshold = _threshold(None, self.threshold)
+        self.key = dict(check_type(self.key, "key", Mapping))
+
     def probability(self, vectors: np.ndarray) -> np.ndarray:
-        """P(injected) of each row of `vectors`."""
-        logits = np.asarray(vectors, dtype=np.float64) @ self.weights + self.bias
+        """P(injected) of each row of `vectors` (n, len(weights)); none for no row."""
+        x = check_array(
+            vectors, "vectors", dtype=np.float64, ndim=2, shape=(None, len(self.weights)),
+            min_samples=0,
+        )  # fmt: skip
+        logits = x @ self.weights + self.bias
         return 1.0 / (1.0 + np.exp(-logits))
 
     def to_json(self) -> str:
@@ -197,7 +211,7 @@ class LearnedDetector:
         self.classifier = classifier if classifier is not None else UnitClassifier.load()
         self.embedder = embedder if embedder is not None else default_embedder()
         self.threshold = _threshold(threshold, self.classifier.threshold)
-        self.cues = bool(cues)
+        self.cues = check_type(cues, "cues", bool)
         made_with = self.classifier.key.get("embedder")
         fingerprint = getattr(self.embedder, "fingerprint", None)
         if made_with and fingerprint and made_with != fingerprint:
@@ -212,8 +226,8 @@ class LearnedDetector:
         return self.classifier.probability(self.embedder.encode(list(texts)))
 
     def detect(self, query: str, text: str) -> list[str]:
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        check_type(query, "query", str)
+        check_type(text, "text", str)
         units = readings(text)
         flat = [t for r in units for t in r.texts]
         scores = iter(self.scores(flat)) if flat else iter(())
@@ -259,12 +273,14 @@ class TunedDetector:
         self.scorer = scorer if scorer is not None else default_scorer()
         self.threshold = _threshold(threshold, self.scorer.threshold)
         self.extend_to = check_scalar(extend_to, "extend_to", "real", low=0.0, high=1.0)
-        self.cues = bool(cues)
+        self.cues = check_type(cues, "cues", bool)
         self._prepared: tuple[str, dict[str, float]] = ("", {})
 
     def prepare(self, query: str, fields: Sequence[str]) -> None:
         """Score the units of every field of one result in one call (the isolator calls
         this before `detect` on each field; `detect` scores what was not prepared)."""
+        check_type(query, "query", str)
+        fields = check_sequence(fields, "fields", min_len=0)
         texts = sorted(
             {t for f in fields if isinstance(f, str) for r in readings(f) for t in r.texts}
         )

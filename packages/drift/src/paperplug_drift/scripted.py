@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_type
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
@@ -70,7 +70,7 @@ class ScriptedAgent(BasePipelineElement):
 
     def __init__(self, *, window: int = 6, name: str = "local") -> None:
         self.window = check_scalar(window, "window", "int", low=1)
-        self.name = name
+        self.name = check_type(name, "name", str)
         self.user_task: Any = None
         self.injection_task: Any = None
         self.poison: Any = None

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_sequence
 from paperplug.extras import requires_extra
+from paperplug_llm.paths import check_model_source, loading
 
 
 class MeanPoolEncoder:
@@ -18,18 +19,22 @@ class MeanPoolEncoder:
     torch and transformers are imported on construction, so importing this module is cheap."""
 
     def __init__(self, path: str | Path, *, max_length: int = 256, batch_size: int = 32) -> None:
+        source = check_model_source(path, "path")
+        self.max_length = check_scalar(max_length, "max_length", "int", low=1)
+        self.batch_size = check_scalar(batch_size, "batch_size", "int", low=1)
         with requires_extra("paperplug-llm", "hf", "local sentence embeddings"):
             import torch
             from transformers import AutoModel, AutoTokenizer
-        self.path = Path(path)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
-        self.model = AutoModel.from_pretrained(str(self.path), dtype=torch.float32).eval()
-        self.max_length = check_scalar(max_length, "max_length", "int", low=1)
-        self.batch_size = check_scalar(batch_size, "batch_size", "int", low=1)
+        self.path = Path(source)
+        with loading("path", path):
+            self.tokenizer = AutoTokenizer.from_pretrained(source)
+            self.model = AutoModel.from_pretrained(source, dtype=torch.float32).eval()
 
     def encode(self, texts: Sequence[str]) -> Any:
         """Unit-norm embeddings, one row per text in the order given (a numpy array)."""
         import torch
+
+        texts = check_sequence(texts, "texts", str, min_len=0, what="strings")
 
         out = [torch.zeros(0, self.model.config.hidden_size)]
         with torch.inference_mode():

@@ -12,6 +12,13 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperplug.checks import (
+    check_device,
+    check_float_tensor,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-llm", "hf", "the local Hugging Face backend"):
@@ -26,6 +33,7 @@ from paperplug_llm.messages import (
     check_tool_choice,
     check_tools,
 )
+from paperplug_llm.paths import check_model_source, loading
 from paperplug_llm.tool_calls import (
     forced_call_prefix,
     parse_tool_calls,
@@ -63,7 +71,18 @@ def sample_next(
     top_k: int = 0,
     generator: torch.Generator | None = None,
 ) -> int:
-    """Pick the next token from `logits` (vocab,): argmax at temperature 0, else nucleus/top-k."""
+    """Pick the next token from `logits` (vocab,): argmax at temperature 0, else nucleus/top-k.
+    A logit of -inf (a masked token) is never picked; NaN and +inf are errors."""
+    check_float_tensor(logits, "logits", ndim=1, finite=False)
+    if bool(torch.isnan(logits).any() | torch.isposinf(logits).any()):
+        raise ValueError("logits holds NaN or +inf: a model's scores are finite (-inf masks)")
+    if bool(torch.isneginf(logits).all()):
+        raise ValueError("logits are all -inf: every token is masked")
+    temperature = check_scalar(temperature, "temperature", low=0)
+    top_p = check_scalar(top_p, "top_p", low=0, high=1, inclusive="right")
+    top_k = check_scalar(top_k, "top_k", "int", low=0)
+    if generator is not None:
+        check_type(generator, "generator", torch.Generator)
     if temperature == 0:
         return int(torch.argmax(logits))
     scores = logits.float() / temperature
@@ -81,8 +100,33 @@ def sample_next(
     return int(torch.multinomial(probs, 1, generator=generator))
 
 
+def check_options(
+    *,
+    chat_template: str | None = None,
+    dtype: Any = None,
+    device: str | None = None,
+    max_tokens: int = 256,
+    name: str | None = None,
+    **load_kw: Any,
+) -> None:
+    """HFChatModel's options, checked before anything is loaded (`load_kw` go to
+    `from_pretrained` as they are)."""
+    for key, value in (("chat_template", chat_template), ("name", name)):
+        if value is not None and check_type(value, key, str) == "":
+            raise ValueError(f"{key} is empty: give a string or None")
+    if dtype is not None and dtype != "auto":
+        check_type(dtype, "dtype", (str, torch.dtype), what="a torch dtype, its name or 'auto'")
+        resolved = getattr(torch, dtype, None) if isinstance(dtype, str) else dtype
+        if not isinstance(resolved, torch.dtype) or not resolved.is_floating_point:
+            raise ValueError(f"dtype must be a floating torch dtype (or 'auto'), got {dtype!r}")
+    if device is not None:
+        check_device(device)
+    check_scalar(max_tokens, "max_tokens", "int", low=1)
+
+
 class HFChatModel:
-    """A ChatModel over a transformers causal LM (`from_pretrained` name/path, or a loaded one).
+    """A ChatModel over a transformers causal LM (`from_pretrained` name/path, or a loaded one
+    with its tokenizer; `dtype` applies when loading, a loaded model is moved to `device`).
 
     Decoding keywords (OpenAI's names): max_tokens, temperature (0 = greedy, the default),
     top_p, top_k, seed, stop (strings), tools (OpenAI `tools` entries).
@@ -100,28 +144,43 @@ class HFChatModel:
         name: str | None = None,
         **load_kw: Any,
     ) -> None:
+        check_options(
+            chat_template=chat_template,
+            dtype=dtype,
+            device=device,
+            max_tokens=max_tokens,
+            name=name,
+        )
+        if tokenizer is not None and not hasattr(tokenizer, "apply_chat_template"):
+            raise TypeError(
+                f"tokenizer must be a transformers tokenizer, got {type(tokenizer).__name__}"
+            )
         if isinstance(model, (str, os.PathLike)):
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
-            name = name or str(model)
-            tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
-            model = AutoModelForCausalLM.from_pretrained(
-                model, dtype=dtype or torch.float32, **load_kw
-            )
-        if not isinstance(model, torch.nn.Module) or not callable(model):
+            source = check_model_source(model, "model")
+            name = name or source
+            with loading("model", model):
+                tokenizer = tokenizer or AutoTokenizer.from_pretrained(source)
+                model = AutoModelForCausalLM.from_pretrained(
+                    source, dtype=dtype or torch.float32, **load_kw
+                )
+        elif not isinstance(model, torch.nn.Module) or not callable(model):
             raise TypeError(
                 f"model must be a name, a path or a torch causal LM, got {type(model).__name__}"
             )
-        if tokenizer is None or not hasattr(tokenizer, "apply_chat_template"):
+        elif dtype is not None or load_kw:
+            raise ValueError(
+                "dtype and loading keywords apply when loading by name or path; convert a "
+                "loaded model yourself (model.to(dtype))"
+            )
+        if tokenizer is None:
             raise TypeError("a loaded model needs its transformers tokenizer (tokenizer=...)")
-        if chat_template is not None:
-            tokenizer.chat_template = chat_template
-        if not getattr(tokenizer, "chat_template", None):
+        self.chat_template = chat_template  # None: the tokenizer's own
+        if not (chat_template or getattr(tokenizer, "chat_template", None)):
             raise ValueError(
                 "the tokenizer has no chat template: pass chat_template=<jinja string>"
             )
-        if max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         self.model = model.to(device) if device else model
         self.model.eval()
         self.tokenizer = tokenizer
@@ -148,14 +207,15 @@ class HFChatModel:
     ) -> list[int]:
         """Token ids of the conversation under the chat template, assistant turn opened."""
         messages = check_messages(messages)
-        native = bool(tools) and "tools" in self.tokenizer.chat_template
-        if native:
+        tools = check_tools(tools)
+        template = {"chat_template": self.chat_template, "add_generation_prompt": True}
+        if tools and "tools" in (self.chat_template or self.tokenizer.chat_template):
             text = self.tokenizer.apply_chat_template(
-                messages, tools=list(tools), add_generation_prompt=True, tokenize=False
+                messages, tools=tools, tokenize=False, **template
             )
         else:
             text = self.tokenizer.apply_chat_template(
-                render_for_template(messages, tools), add_generation_prompt=True, tokenize=False
+                render_for_template(messages, tools), tokenize=False, **template
             )
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
@@ -213,14 +273,17 @@ class HFChatModel:
         if unknown:
             raise TypeError(f"unknown decoding options {sorted(unknown)}; known: {sorted(opts)}")
         opts.update({k: v for k, v in kw.items() if v is not None})
-        max_tokens, temperature = int(opts["max_tokens"]), float(opts["temperature"])
-        top_p, top_k = float(opts["top_p"]), int(opts["top_k"])
-        if max_tokens < 1 or temperature < 0 or not 0 < top_p <= 1 or top_k < 0:
-            raise ValueError(
-                f"need max_tokens >= 1, temperature >= 0, 0 < top_p <= 1, top_k >= 0; got "
-                f"{max_tokens}, {temperature}, {top_p}, {top_k}"
-            )
-        stops = [opts["stop"]] if isinstance(opts["stop"], str) else list(opts["stop"] or [])
+        max_tokens = check_scalar(opts["max_tokens"], "max_tokens", "int", low=1)
+        temperature = check_scalar(opts["temperature"], "temperature", low=0)
+        top_p = check_scalar(opts["top_p"], "top_p", low=0, high=1, inclusive="right")
+        top_k = check_scalar(opts["top_k"], "top_k", "int", low=0)
+        check_scalar(opts["seed"], "seed", "int", low=0, allow_none=True)
+        stop = opts["stop"]
+        stops = (
+            [stop] if isinstance(stop, str) else check_sequence(stop or [], "stop", str, min_len=0)
+        )
+        if "" in stops:
+            raise ValueError("stop holds an empty string, which would stop before any text")
         if opts["tool_choice"] not in (None, "auto", "none"):
             raise ValueError("a forced tool_choice is served by complete(), not chat()/stream()")
         tools = None if opts["tool_choice"] == "none" else opts["tools"]
@@ -270,8 +333,8 @@ class HFChatModel:
     ) -> list[list[float]]:
         """log p(token | conversation, prefix, earlier tokens) for each token of each candidate
         reply: the prompt is encoded once and the candidates scored in batches over its cache."""
-        if isinstance(candidates, str) or not all(isinstance(c, str) for c in candidates):
-            raise TypeError("candidates must be a list of strings")
+        candidates = check_sequence(candidates, "candidates", str, min_len=0, what="strings")
+        check_type(prefix, "prefix", str)
         prompt = self.prompt_ids(messages, tools) + self.encode(prefix)
         return continuation_logprobs(self.model, prompt, [self.encode(c) for c in candidates])
 

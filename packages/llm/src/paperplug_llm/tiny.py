@@ -9,9 +9,11 @@ build; weights drawn from `seed` without touching the caller's random state.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from paperplug import seeded_torch
+from paperplug.checks import check_choice, check_scalar, check_type
 from paperplug.extras import requires_extra
 
 CHATML_TEMPLATE = (
@@ -50,7 +52,17 @@ def build_tiny_model(
     hidden_size: int = 32,
     layers: int = 2,
 ) -> tuple[Any, Any]:
-    """(model, tokenizer): a random LlamaForCausalLM over the tiny tokenizer; saved to `path` if given."""
+    """(model, tokenizer): a random LlamaForCausalLM over the tiny tokenizer (4 attention
+    heads: `hidden_size` a multiple of 4); saved to the folder `path` if given."""
+    if path is not None:
+        check_type(path, "path", (str, os.PathLike), what="a folder (a str or a path)")
+        if Path(path).is_file():
+            raise ValueError(f"path={os.fspath(path)!r} is a file: give a folder to save into")
+    check_scalar(seed, "seed", "int", low=0)
+    check_scalar(hidden_size, "hidden_size", "int", low=4)
+    if hidden_size % 4:
+        raise ValueError(f"hidden_size must be a multiple of 4 (the heads), got {hidden_size}")
+    check_scalar(layers, "layers", "int", low=1)
     with requires_extra("paperplug-llm", "hf", "the tiny test models"):
         from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -93,10 +105,17 @@ def build_tiny_decoder(
 ) -> Any:
     """A random decoder (`Qwen2Model`, `LlamaModel`, `GPT2Model`; with `causal_lm`, the
     `...ForCausalLM` with its LM head) of the given size, built from a config."""
-    if vocab_size < 2 or hidden_size % num_heads:
+    check_scalar(vocab_size, "vocab_size", "int", low=2)
+    check_choice(family, "family", FAMILIES)
+    for name, value in (("hidden_size", hidden_size), ("num_layers", num_layers)):
+        check_scalar(value, name, "int", low=1)
+    check_scalar(num_heads, "num_heads", "int", low=1)
+    check_scalar(max_positions, "max_positions", "int", low=1)
+    check_type(causal_lm, "causal_lm", bool)
+    check_scalar(seed, "seed", "int", low=0)
+    if hidden_size % num_heads:
         raise ValueError(
-            f"need vocab_size >= 2 and hidden_size divisible by num_heads, got {vocab_size}, "
-            f"{hidden_size}, {num_heads}"
+            f"hidden_size must be divisible by num_heads, got {hidden_size} and {num_heads}"
         )
     with requires_extra("paperplug-llm", "hf", "the tiny test models"):
         import transformers
@@ -107,7 +126,7 @@ def build_tiny_decoder(
             n_positions=max_positions, pad_token_id=0,
         )  # fmt: skip
         cls = transformers.GPT2LMHeadModel if causal_lm else transformers.GPT2Model
-    elif family in ("qwen2", "llama"):
+    else:  # qwen2 or llama
         kind = {"qwen2": "Qwen2", "llama": "Llama"}[family]
         config = getattr(transformers, f"{kind}Config")(
             vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=2 * hidden_size,
@@ -116,7 +135,5 @@ def build_tiny_decoder(
             pad_token_id=0, tie_word_embeddings=False,
         )  # fmt: skip
         cls = getattr(transformers, f"{kind}ForCausalLM" if causal_lm else f"{kind}Model")
-    else:
-        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
     with seeded_torch(seed):
         return cls(config).eval()
