@@ -27,7 +27,6 @@ NOT_YET_SWEPT: dict[str, dict[str, str]] = {
             "simulate", "write_app",
         )
     },
-    "csd": {"minilm_encoder": "not yet swept: loads the MiniLM sentence encoder's weights"},
     "eareranker": {
         "DigitJudge": "not yet swept: needs a local causal LM (an HFChatModel and its tokenizer)",
         "sentence_transformer": "not yet swept: loads the MiniLM sentence encoder's weights",
