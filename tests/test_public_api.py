@@ -27,10 +27,6 @@ NOT_YET_SWEPT: dict[str, dict[str, str]] = {
             "simulate", "write_app",
         )
     },
-    "eareranker": {
-        "DigitJudge": "not yet swept: needs a local causal LM (an HFChatModel and its tokenizer)",
-        "sentence_transformer": "not yet swept: loads the MiniLM sentence encoder's weights",
-    },
     "ama": {
         name: "not yet swept: loads or trains a sentence encoder (MiniLM weights)"
         for name in ("MiniLMEncoder", "fine_tune_retriever")
