@@ -27,10 +27,6 @@ NOT_YET_SWEPT: dict[str, dict[str, str]] = {
             "simulate", "write_app",
         )
     },
-    "ama": {
-        name: "not yet swept: loads or trains a sentence encoder (MiniLM weights)"
-        for name in ("MiniLMEncoder", "fine_tune_retriever")
-    },
     "drift": {
         name: "not yet swept: exported under the [learned] or [agentdojo] extra"
         for name in (

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_sequence
 from paperplug.extras import requires_extra
 
 
@@ -31,6 +31,7 @@ class MeanPoolEncoder:
         """Unit-norm embeddings, one row per text in the order given (a numpy array)."""
         import torch
 
+        texts = check_sequence(texts, "texts", str, min_len=0, what="texts")
         out = [torch.zeros(0, self.model.config.hidden_size)]
         with torch.inference_mode():
             for i in range(0, len(texts), self.batch_size):
