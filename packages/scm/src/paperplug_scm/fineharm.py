@@ -178,9 +178,19 @@ def load_fineharm(
     A local folder may be a `save_to_disk` dataset or hold JSON/JSONL files named after the
     splits (`train_new.json`, `valid_new.json`, `test_new.json` as released, or `train.jsonl`...).
     """
+    check_type(path_or_name, "path_or_name", (str, os.PathLike), what="a hub name or a path")
+    check_type(split, "split", str)
+    if not split.strip():
+        raise ValueError("split must name a split ('train', 'validation', 'test')")
+    path = Path(path_or_name).expanduser()
+    text = os.fspath(path_or_name)
+    local = (
+        isinstance(path_or_name, os.PathLike) or path.is_absolute() or text.startswith((".", "~"))
+    )
+    if local and not path.exists():
+        raise ValueError(f"path_or_name {text!r} does not exist (a folder or file of FineHarm)")
     with requires_extra("paperplug-scm", "fineharm", "loading the FineHarm release"):
         import datasets
-    path = Path(path_or_name)
     saved = ("dataset_dict.json", "dataset_info.json", "state.json")
     if path.is_dir() and any((path / n).exists() for n in saved):
         ds = datasets.load_from_disk(str(path))
@@ -190,7 +200,7 @@ def load_fineharm(
         names = [f"{alias}_new.json", f"{alias}.json", f"{alias}.jsonl", f"{split}.jsonl"]
         found = [path / n for n in names if (path / n).exists()]
         if not found:
-            raise FileNotFoundError(f"no {split} split in {path}: looked for {names}")
+            raise ValueError(f"split {split!r} is not in {path}: looked for {names}")
         ds = datasets.load_dataset("json", data_files=str(found[0]), split="train")
     elif path.is_file():
         ds = datasets.load_dataset("json", data_files=str(path), split="train")
