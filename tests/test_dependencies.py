@@ -176,3 +176,47 @@ def test_every_demo_and_embedded_module_imports_in_the_dev_environment():
     code = "import importlib, sys\nfor m in sys.argv[1:]:\n    importlib.import_module(m)\n"
     run = subprocess.run([sys.executable, "-c", code, *modules], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def workspace_versions() -> dict[str, str]:
+    """{distribution: version} of the core and every package in this tree."""
+    paths = [ROOT / "core", *(ROOT / "packages" / slug for slug in MANIFEST)]
+    out = {}
+    for path in paths:
+        project = tomllib.loads((path / "pyproject.toml").read_text())["project"]
+        out[normal(project["name"])] = project["version"]
+    return out
+
+
+def test_the_core_reports_the_version_it_is_built_as():
+    import paperplug
+
+    assert paperplug.__version__ == workspace_versions()["paperplug"]
+
+
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_a_requirement_on_the_core_or_a_sibling_starts_at_the_version_in_this_tree(slug):
+    """The packages are released together: a package's lower bound on the core or a sibling
+    is the version it was tested with here (an older core lacks the checks it calls)."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    versions = workspace_versions()
+    toml = tomllib.loads((ROOT / "packages" / slug / "pyproject.toml").read_text())
+    project = toml["project"]
+    me = normal(project["name"])
+    groups = [
+        project["dependencies"],
+        *project.get("optional-dependencies", {}).values(),
+        *toml.get("dependency-groups", {}).values(),
+    ]
+    stale = []
+    for text in (r for group in groups for r in group if isinstance(r, str)):
+        req = Requirement(text)
+        name = normal(req.name)
+        if name == me or name not in versions:
+            continue
+        lower = [Version(s.version) for s in req.specifier if s.operator == ">="]
+        if lower != [Version(versions[name])] or versions[name] not in req.specifier:
+            stale.append(f"{text!r} (this tree: {name} {versions[name]})")
+    assert not stale, f"{slug}: " + "; ".join(stale)

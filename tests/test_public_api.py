@@ -27,24 +27,6 @@ NOT_YET_SWEPT: dict[str, dict[str, str]] = {
             "simulate", "write_app",
         )
     },
-    "fixlip": {
-        name: "not yet swept: needs a Hugging Face processor or MiniLM's weights"
-        for name in ("clip_game_from_processor", "text_pair_game")
-    }
-    | {
-        name: "not yet swept: the regression's internals (sampled coalitions, design matrix)"
-        for name in ("NormalEquations", "design_matrix", "fit_dual", "sample_coalitions")
-    }
-    | {"clip_game": "not yet swept: its masking options need bad values listed"},
-    "csd": {"minilm_encoder": "not yet swept: loads the MiniLM sentence encoder's weights"},
-    "eareranker": {
-        "DigitJudge": "not yet swept: needs a local causal LM (an HFChatModel and its tokenizer)",
-        "sentence_transformer": "not yet swept: loads the MiniLM sentence encoder's weights",
-    },
-    "ama": {
-        name: "not yet swept: loads or trains a sentence encoder (MiniLM weights)"
-        for name in ("MiniLMEncoder", "fine_tune_retriever")
-    },
 }  # fmt: skip
 
 

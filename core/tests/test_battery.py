@@ -106,6 +106,27 @@ def test_a_mutated_input_is_caught():
     assert "problem['X']:empty: accepted without an error" in silent
 
 
+class LossyCopy:
+    """As a CLIP tokenizer: its constructor sets an attribute that a deep copy loses."""
+
+    def __init__(self) -> None:
+        self.patched = True
+
+    def __deepcopy__(self, memo: dict) -> LossyCopy:
+        return type(self).__new__(type(self))
+
+
+def test_an_argument_whose_copy_differs_from_it_is_not_reported_mutated():
+    def encode(tokenizer, texts):
+        check_type(tokenizer, "tokenizer", LossyCopy)
+        check_type(texts, "texts", list)
+        return len(texts)
+
+    variants = input_variants(encode, (LossyCopy(), ["a"]), {})
+    assert [v.key for v in variants] == ["tokenizer:type", "texts:type"]
+    assert run_battery(variants, {}, same=same) == []
+
+
 def test_accepted_variants_are_skipped_and_stale_declarations_reported():
     _, failures = _failures(
         SilentSolver,

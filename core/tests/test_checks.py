@@ -267,3 +267,28 @@ def test_check_device():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="device='cuda', but this machine has no CUDA"):
             checks.check_device("cuda")
+
+
+def test_check_name_or_path(tmp_path, monkeypatch):
+    """A path must exist (a name goes to its loader as given); "~" is expanded."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "model").mkdir()
+    assert checks.check_name_or_path(tmp_path / "model", "path") == str(tmp_path / "model")
+    assert checks.check_name_or_path("~/model", "base") == str(tmp_path / "model")
+    assert checks.check_name_or_path("org/model", "base") == "org/model"
+    for missing in ("/no/such/folder", "./missing", "~/missing", tmp_path / "missing"):
+        with pytest.raises(ValueError, match=r"base '.*' does not exist \(give an existing"):
+            checks.check_name_or_path(missing, "base")
+    with pytest.raises(ValueError, match="name_or_path must be a name or a path, got an empty"):
+        checks.check_name_or_path("", "name_or_path")
+    with pytest.raises(TypeError, match="path must be a name or a path, got int"):
+        checks.check_name_or_path(3, "path")
+    with pytest.raises(TypeError, match="path must be a name or a path, got bytes"):
+        checks.check_name_or_path(b"/tmp", "path")
+
+    class BytesPath:
+        def __fspath__(self):
+            return b"/tmp"
+
+    with pytest.raises(TypeError, match="path must be a name or a path as text, got bytes"):
+        checks.check_name_or_path(BytesPath(), "path")

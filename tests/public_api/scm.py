@@ -18,7 +18,6 @@ REASONS = {
     "Decision": "a result type (what a monitor's push returns)",
     "EncodedExample": "a result type (what token_labels returns)",
     "MonitoredGeneration": "a result type (what monitored_generate returns)",
-    "load_fineharm": "reads FineHarm from the Hugging Face hub or its folder: no network here",
 }
 RULE = {"theta": [0, 1.5, "0.5"], "k": [0], "window": [0]}
 
@@ -33,6 +32,9 @@ def sweeps() -> dict[str, Sweep]:
     checkpoint = trainer.save(folder / "ckpt")
     jsonl = folder / "rows.jsonl"
     jsonl.write_text("".join(json.dumps(ex) + "\n" for ex in data[:3]))
+    release = folder / "FineHarm"  # the released layout: one JSON list per split
+    release.mkdir()
+    (release / "train_new.json").write_text(json.dumps(data[:3]))
     encoded = s.encode_fineharm(data[:2], tokenizer)
     monitor = s.StreamingMonitor(model, tokenizer, theta=0.5, k=2)
     scores = [[0.1, 0.9, 0.95], [0.1, 0.2, 0.1]]
@@ -157,6 +159,14 @@ def sweeps() -> dict[str, Sweep]:
             s.notional_labels, (["a", "b"], True), bad_params={"harmful": [1], "words": [[3]]}
         ),
         "prompt_of": Sweep(s.prompt_of, ({"prompt": "hi"},)),
+        "load_fineharm": Sweep(
+            s.load_fineharm,
+            (release, "train"),
+            bad_params={
+                "path_or_name": ["/no/such/folder", "./missing", 3],
+                "split": ["test", "", 3],
+            },
+        ),
         "read_jsonl": Sweep(s.read_jsonl, (jsonl,), bad_params={"path": [3]}),
         "response_text": Sweep(s.response_text, (data[0],), bad_params={"sep": [3]}),
         "save_checkpoint": Sweep(

@@ -3,6 +3,7 @@ Attack, Solver). `paperplug.load(role, name, **params)` builds any installed com
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ from paperplug.roles import (
 )
 from paperplug.seeding import seeded_torch
 
-__version__ = "0.3.1"
+__version__ = importlib.metadata.version("paperplug")
 
 
 def load(role: str, name: str, **params: Any) -> Any:

@@ -286,11 +286,16 @@ def names_argument(message: str, name: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", message) is not None
 
 
-def _snapshot(value: Any) -> Any:
+def _snapshot(value: Any, same: Callable[[Any, Any], bool]) -> Any:
+    """A deep copy of `value` to compare it with after the call; `_Uncopyable` (not compared)
+    when it cannot be copied (a model holding a lock, an open client) or its copy already
+    differs from it (a CLIP tokenizer: the `decode` its constructor sets on the Rust
+    tokenizer is not copied), which would report a mutation the call never made."""
     try:
-        return copy.deepcopy(value)
-    except Exception:  # a model holding a lock or an open client: compared by identity only
+        snapshot = copy.deepcopy(value)
+    except Exception:
         return _Uncopyable
+    return snapshot if same(snapshot, value) else _Uncopyable
 
 
 class _Uncopyable:
@@ -300,7 +305,7 @@ class _Uncopyable:
 def judge(variant: Variant, *, same: Callable[[Any, Any], bool]) -> str | None:
     """Run one bad call; None when it was rejected as it should be (the right error, naming
     the argument, the caller's data untouched), else what went wrong."""
-    before = {n: _snapshot(v) for n, v in _arguments(variant).items()}
+    before = {n: _snapshot(v, same) for n, v in _arguments(variant).items()}
     problems = []
     try:
         variant.call(*variant.args, **variant.kwargs)

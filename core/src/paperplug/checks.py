@@ -12,6 +12,7 @@ import contextlib
 import importlib.util
 import math
 import numbers
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -29,6 +30,7 @@ __all__ = [  # NotFittedError too, built on first use (see __getattr__)
     "check_distribution",
     "check_graph",
     "check_is_fitted",
+    "check_name_or_path",
     "check_scalar",
     "check_sequence",
     "check_tensor",
@@ -482,6 +484,26 @@ def check_device(value: Any, name: str = "device") -> Any:
     if device.type in available and not available[device.type]():
         raise ValueError(f"{name}={value!r}, but this machine has no {device.type.upper()}")
     return device
+
+
+def check_name_or_path(value: Any, name: str) -> str:
+    """`value` for a loader that takes a hub name or a local path, as a string: a path (a
+    PathLike, or a string starting with "/", "." or "~") must exist, else a ValueError naming
+    `name` (not the hub client's error on a name it cannot parse); "~" is expanded. A bare
+    name ("org/model") is returned as given: only its loader can tell whether it exists."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a name or a path, got {_type_name(value)}")
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a name or a path as text, got {_type_name(text)}")
+    if not text.strip():
+        raise ValueError(f"{name} must be a name or a path, got an empty string")
+    if not (isinstance(value, os.PathLike) or text.startswith(("/", ".", "~"))):
+        return text
+    path = os.path.expanduser(text)
+    if not os.path.exists(path):
+        raise ValueError(f"{name} {text!r} does not exist (give an existing path or a name)")
+    return path
 
 
 def check_is_fitted(estimator: Any, attributes: str | Sequence[str] | None = None) -> None:

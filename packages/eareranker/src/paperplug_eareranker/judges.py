@@ -83,6 +83,12 @@ class DigitJudge:
         if "{query}" not in prompt or "{document}" not in prompt:
             raise ValueError("prompt must hold the fields {query} and {document}")
         self.top = check_scalar(top, "top", "int", low=1, high=9)
+        try:
+            prompt.format(query="", document="", top=top)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(
+                f"prompt may hold the fields {{query}}, {{document}} and {{top}} only: {exc!r}"
+            ) from None
         check_type(prefill, "prefill", str)
         self.max_words = check_scalar(max_words, "max_words", "int", low=1)
         digits = [chat_model.tokenizer.encode(str(k), add_special_tokens=False) for k in range(top + 1)]  # fmt: skip
@@ -103,6 +109,12 @@ class DigitJudge:
         ids = self.chat_model.prompt_ids([{"role": "user", "content": content}])
         ids = ids + self.chat_model.tokenizer.encode(self.prefill, add_special_tokens=False)
         model = self.chat_model.model
+        context = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+        if context is not None and len(ids) > context:
+            raise ValueError(
+                f"the query and document make a prompt of {len(ids)} tokens, beyond the model's "
+                f"context of {context} (the document is cut to max_words={self.max_words} words)"
+            )
         with torch.inference_mode():
             logits = model(input_ids=torch.tensor([ids], device=next(model.parameters()).device)).logits  # fmt: skip
         return torch.softmax(logits[0, -1, self.digit_ids].double(), -1).detach().cpu().numpy()

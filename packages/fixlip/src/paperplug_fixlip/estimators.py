@@ -9,14 +9,27 @@ import warnings
 
 import numpy as np
 
-from paperplug.checks import check_scalar, check_seed, check_type
+from paperplug.checks import (
+    check_array,
+    check_consistent_length,
+    check_scalar,
+    check_seed,
+    check_type,
+)
 from paperplug.harness import progress
 from paperplug_fixlip.game import DualEncoderGame, FunctionGame
 from paperplug_fixlip.interactions import Interactions
-from paperplug_fixlip.lookup import Interaction, all_coalitions, design_matrix, interaction_lookup
+from paperplug_fixlip.lookup import (
+    Interaction,
+    all_coalitions,
+    check_lookup,
+    design_matrix,
+    interaction_lookup,
+)
 from paperplug_fixlip.memory import lookup_size
 from paperplug_fixlip.regression import (
     NormalEquations,
+    check_weights,
     coverage,
     exact_gram,
     kron_solve,
@@ -141,6 +154,20 @@ def fit_dual(
     per-modality Gram matrices: XᵀWX[S, R] = G_a[S_a, R_a]·G_b[S_b, R_b] and
     XᵀWy[S] = (U_aᵀ W_a Y W_b U_b)[S_a, S_b], so no pair-level design matrix is formed.
     With `p` (sampled coalitions), warns when they cover a direction of the fit poorly."""
+    n_a = check_scalar(n_a, "n_a", "int", low=1)
+    ca = check_array(ca, "ca", dtype="bool", ndim=2)
+    cb = check_array(cb, "cb", dtype="bool", ndim=2)
+    if ca.shape[1] != n_a:
+        raise ValueError(
+            f"ca must have n_a = {n_a} columns (the first modality), got {ca.shape[1]}"
+        )
+    wa, wb = check_weights(wa, "wa"), check_weights(wb, "wb")
+    check_consistent_length(ca=ca, wa=wa)
+    check_consistent_length(cb=cb, wb=wb)
+    y = check_array(y, "y", shape=(len(ca), len(cb)))
+    lookup = check_lookup(lookup, n=n_a + cb.shape[1], players="players of ca and cb")
+    if p is not None:
+        p = _check_p(p)
     # each modality's basis: only the parts of the lookup's subsets that fall on its side
     basis_a = sorted({tuple(i for i in s if i < n_a) for s in lookup}, key=lambda t: (len(t), t))
     basis_b = sorted(

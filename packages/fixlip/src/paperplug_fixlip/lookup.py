@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, pairwise
 
 import numpy as np
 
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_array, check_scalar, check_sequence, check_type
 
 Interaction = tuple[int, ...]
 
@@ -39,9 +39,31 @@ def interaction_lookup(
     return lookup
 
 
+def check_lookup(
+    lookup: list[Interaction], name: str = "lookup", n: int | None = None, players: str = "players"
+) -> list[Interaction]:
+    """`lookup` as a list of distinct interactions, each a tuple of player indices >= 0 in
+    increasing order (below `n`, the count of `players`, when given)."""
+    items = check_sequence(lookup, name, (tuple, list), what="tuples of player indices")
+    out = []
+    for i, subset in enumerate(items):
+        for j in subset:
+            check_scalar(j, f"{name}[{i}]", "int", low=0)
+        if any(a >= b for a, b in pairwise(subset)):
+            raise ValueError(f"{name}[{i}] must list players in increasing order, got {subset!r}")
+        out.append(tuple(int(j) for j in subset))
+    if len(set(out)) < len(out):
+        raise ValueError(f"{name} must hold distinct interactions: one is listed twice")
+    top = max((s[-1] for s in out if s), default=-1)
+    if n is not None and top >= n:
+        raise ValueError(f"{name} names player {top}, beyond the {n} {players}")
+    return out
+
+
 def design_matrix(coalitions: np.ndarray, lookup: list[Interaction]) -> np.ndarray:
     """X[t, s] = Π_{i∈S_s} 1[i ∈ T_t] (the Möbius basis of the regression), float64."""
-    coalitions = np.asarray(coalitions, dtype=bool)
+    coalitions = check_array(coalitions, "coalitions", dtype="bool", ndim=2)
+    lookup = check_lookup(lookup, n=coalitions.shape[1], players="columns of coalitions")
     x = np.empty((coalitions.shape[0], len(lookup)))
     for s, subset in enumerate(lookup):
         if not subset:

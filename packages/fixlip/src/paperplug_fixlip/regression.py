@@ -8,29 +8,48 @@ import warnings
 
 import numpy as np
 
-from paperplug_fixlip.lookup import Interaction, design_matrix
+from paperplug.checks import check_array, check_consistent_length, check_sequence
+from paperplug_fixlip.lookup import Interaction, check_lookup, design_matrix
 
 
 class NormalEquations:
     """Running XᵀWX and XᵀWy over batches of (coalitions, values, weights)."""
 
     def __init__(self, lookup: list[Interaction]) -> None:
-        self.lookup = lookup
-        m = len(lookup)
+        self.lookup = check_lookup(lookup)
+        m = len(self.lookup)
         self.gram = np.zeros((m, m))
         self.rhs = np.zeros(m)
         self.rows = 0
 
     def add(self, coalitions: np.ndarray, values: np.ndarray, weights: np.ndarray) -> None:
         x = design_matrix(coalitions, self.lookup)
-        wx = x * np.asarray(weights, dtype=float)[:, None]
+        values = check_array(values, "values", ndim=1)
+        weights = check_weights(weights, "weights")
+        check_consistent_length(coalitions=x, values=values, weights=weights)
+        wx = x * weights[:, None]
         self.gram += wx.T @ x
-        self.rhs += wx.T @ np.asarray(values, dtype=float)
+        self.rhs += wx.T @ values
         self.rows += len(x)
 
     def solve(self, constraints: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """φ; `constraints` (C, d) adds C φ = d (the Shapley mode's empty/full rows)."""
+        if constraints is not None:
+            items = check_sequence(constraints, "constraints", what="(C, d)")
+            if len(items) != 2:
+                raise ValueError(f"constraints must be a pair (C, d), got {len(items)} item(s)")
+            c = check_array(items[0], "constraints[0]", shape=(None, len(self.lookup)))
+            d = check_array(items[1], "constraints[1]", shape=(len(c),))
+            constraints = (c, d)
         return solve_normal(self.gram, self.rhs, constraints)
+
+
+def check_weights(weights: np.ndarray, name: str) -> np.ndarray:
+    """Regression weights: a finite, non-negative 1-D float array."""
+    weights = check_array(weights, name, ndim=1)
+    if (weights < 0).any():
+        raise ValueError(f"{name} must be non-negative, got minimum {weights.min():.3g}")
+    return weights
 
 
 def solve_normal(

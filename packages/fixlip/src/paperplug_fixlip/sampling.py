@@ -9,7 +9,7 @@ from math import comb
 
 import numpy as np
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_array, check_scalar, check_sequence, check_type
 from paperplug_fixlip.lookup import all_coalitions
 
 
@@ -55,7 +55,26 @@ def sample_coalitions(
 ) -> CoalitionSample:
     """`budget` distinct coalitions: forced sizes (e.g. empty and full for Shapley), then the
     border trick, then draws until the budget of distinct coalitions is met."""
-    size_weights = np.asarray(size_weights, dtype=float)
+    n = check_scalar(n, "n", "int", low=1)
+    check_scalar(budget, "budget", "int", low=1)
+    size_weights = check_array(size_weights, "size_weights", ndim=1)
+    if len(size_weights) != n + 1:
+        raise ValueError(
+            f"size_weights must weigh the sizes 0 to n = {n}: {n + 1} weights, got {len(size_weights)}"
+        )
+    if (size_weights < 0).any() or not size_weights.sum() > 0:
+        raise ValueError("size_weights must be non-negative with a positive sum")
+    check_type(rng, "rng", np.random.Generator)
+    forced = tuple(
+        check_scalar(k, f"forced[{i}]", "int", low=0, high=n)
+        for i, k in enumerate(check_sequence(forced, "forced", min_len=0, what="sizes"))
+    )
+    if len(set(forced)) < len(forced):
+        raise ValueError(f"forced must list distinct sizes, got {forced!r}")
+    if budget < sum(comb(n, k) for k in forced):
+        raise ValueError(
+            f"budget={budget} is below the {sum(comb(n, k) for k in forced)} forced coalitions"
+        )
     blocks, weights = [], []
     left = int(budget)
     for k in forced:

@@ -9,22 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from paperplug.checks import check_type
+from paperplug.checks import check_name_or_path
 
 
 def check_model_source(value: Any, name: str) -> str:
-    """`value` as a string if it can name a `from_pretrained` source: a folder, or a hub name
-    (relative, not a path on disk); an empty string, a file, or an absolute path that does not
-    exist is a ValueError naming `name`."""
-    check_type(value, name, (str, os.PathLike), what="a folder or a hub name (a str or a path)")
-    text = os.fspath(value)
-    path = Path(text).expanduser()
-    if not text:
-        raise ValueError(f"{name} is empty: give a folder or a hub name")
-    if path.is_file():
+    """`value` as a string if it can name a `from_pretrained` source: a hub name, or a folder
+    (`paperplug.checks.check_name_or_path`: a path must exist); a file is a ValueError naming
+    `name`, since `from_pretrained` reads the folder `save_pretrained` wrote."""
+    text = check_name_or_path(value, name)
+    if Path(text).is_file():
         raise ValueError(f"{name}={text!r} is a file: give the folder save_pretrained wrote")
-    if path.is_absolute() and not path.exists():
-        raise ValueError(f"{name}={text!r}: no such folder")
     return text
 
 

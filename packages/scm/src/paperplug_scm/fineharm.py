@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paperplug.checks import check_choice, check_scalar, check_sequence, check_type
+from paperplug.checks import (
+    check_choice,
+    check_name_or_path,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 from paperplug.extras import requires_extra
 
 IGNORE_INDEX = -100
@@ -178,9 +184,13 @@ def load_fineharm(
     A local folder may be a `save_to_disk` dataset or hold JSON/JSONL files named after the
     splits (`train_new.json`, `valid_new.json`, `test_new.json` as released, or `train.jsonl`...).
     """
+    name = check_name_or_path(path_or_name, "path_or_name")
+    check_type(split, "split", str)
+    if not split.strip():
+        raise ValueError("split must name a split ('train', 'validation', 'test')")
+    path = Path(name)
     with requires_extra("paperplug-scm", "fineharm", "loading the FineHarm release"):
         import datasets
-    path = Path(path_or_name)
     saved = ("dataset_dict.json", "dataset_info.json", "state.json")
     if path.is_dir() and any((path / n).exists() for n in saved):
         ds = datasets.load_from_disk(str(path))
@@ -190,10 +200,10 @@ def load_fineharm(
         names = [f"{alias}_new.json", f"{alias}.json", f"{alias}.jsonl", f"{split}.jsonl"]
         found = [path / n for n in names if (path / n).exists()]
         if not found:
-            raise FileNotFoundError(f"no {split} split in {path}: looked for {names}")
+            raise ValueError(f"split {split!r} is not in {path}: looked for {names}")
         ds = datasets.load_dataset("json", data_files=str(found[0]), split="train")
     elif path.is_file():
         ds = datasets.load_dataset("json", data_files=str(path), split="train")
     else:
-        ds = datasets.load_dataset(str(path_or_name), split=split)
+        ds = datasets.load_dataset(name, split=split)
     return [_normalise(dict(r), i) for i, r in enumerate(ds)]
