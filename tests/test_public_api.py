@@ -19,14 +19,6 @@ SPECS = {p.stem for p in (ROOT / "tests" / "public_api").glob("*.py") if p.stem 
 
 #: what the battery does not reach yet: a package's callables named, each with why
 NOT_YET_SWEPT: dict[str, dict[str, str]] = {
-    "flux": {
-        name: "not yet swept: runs Flower (a SuperLink, a simulation or a client app)"
-        for name in (
-            "FluxStrategy", "IfcaStrategy", "LocalGrid", "LocalSuperLink", "load_run",
-            "make_client_app", "run_method", "run_strategy", "save_client_data", "save_run",
-            "simulate", "write_app",
-        )
-    },
     "fixlip": {
         name: "not yet swept: needs a Hugging Face processor or MiniLM's weights"
         for name in ("clip_game_from_processor", "text_pair_game")
