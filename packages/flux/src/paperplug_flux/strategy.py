@@ -221,8 +221,8 @@ class FluxStrategy(FedAvg):
         num_rounds = check_rounds(num_rounds, self.max_warmup_rounds, "num_rounds")
         self._num_rounds = num_rounds
         self.global_arrays = initial_arrays
-        entered = isinstance(grid, LocalGrid) and not grid.active
-        with grid if entered else contextlib.nullcontext():
+        enter = isinstance(grid, LocalGrid) and not grid.active
+        with grid if enter else contextlib.nullcontext():
             return super().start(grid, initial_arrays, num_rounds=num_rounds, **kw)
 
     # stage 2 + 3: one describe round trip, then the clustering
