@@ -22,7 +22,7 @@ class TestContract(TrainerContract):
         "model_fn": [42],
         "latent_layer": ["no-such-layer", 3],
         "n_classes": [1, 2.5],
-        "rounds": [0, 2.5],
+        "rounds": [0, 1, 2.5],  # one round leaves none to cluster in
         "max_warmup_rounds": [0, 1.5],
         "plateau_tol": [-0.1],
         "local_epochs": [0],

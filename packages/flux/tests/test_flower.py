@@ -77,3 +77,19 @@ def test_a_client_that_raises_fails_the_run_with_its_error():
     train, test = tiny_clients(4)
     with pytest.raises(RuntimeError, match="boom: client data is corrupt"):
         FLUX(Boom, "net.latent", 10, rounds=2, max_warmup_rounds=1).fit(train, test)
+
+
+def test_the_strategy_enters_a_local_grid_it_is_given_unentered():
+    """`strategy.start(grid=LocalGrid(...))` without `with` used to fail in Flower ("TaskIdentity.run_id
+    is not set"); the grid is entered for the run and left as it was."""
+    from flwr.app import ArrayRecord
+    from paperplug_flux import FluxStrategy
+
+    train = federated_tensors(tiny_clients(2)[0], "t")
+    app = make_client_app(make_mlp, train, None, latent_layer=LATENT_LAYER, n_classes=10)
+    grid, strategy = LocalGrid(app, 2), FluxStrategy(n_classes=10, max_warmup_rounds=1)
+    saved = (TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id)
+    strategy.start(grid=grid, initial_arrays=ArrayRecord(make_mlp().state_dict()), num_rounds=2)
+    assert [h["phase"] for h in strategy.history] == ["warmup", "clustered"]
+    assert not grid.active
+    assert (TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id) == saved

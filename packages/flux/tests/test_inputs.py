@@ -124,3 +124,72 @@ def test_calls_after_fit_name_their_bad_argument():
         flux.score(x, y[:-1])
     with pytest.raises(ValueError, match="cluster must lie in"):
         flux.predict(x, cluster=flux.n_clusters_)
+
+
+def test_rounds_that_leave_no_round_to_cluster_in_are_rejected_before_any_round(monkeypatch):
+    """One round, or a warm-up that cannot end before the last round, used to run every round
+    and then fail ("the warm-up never ended"); a plateau can end it from round 3."""
+    import paperplug_flux.trainer as trainer
+
+    train, test = tiny_clients(3)
+
+    class RoundRan(Exception):
+        pass
+
+    def first_round(*args, **kwargs):
+        raise RoundRan
+
+    monkeypatch.setattr(trainer, "run_strategy", first_round)
+    with pytest.raises(ValueError, match="rounds must be >= 2"):
+        FLUX(make_mlp, LATENT_LAYER, 10, **{**QUICK, "rounds": 1}).fit(train, test)
+    for rounds, warmup in ((3, 3), (3, 8), (2, 2)):
+        with pytest.raises(ValueError, match=f"rounds={rounds} leaves no round to cluster in"):
+            FLUX(
+                make_mlp,
+                LATENT_LAYER,
+                10,
+                **{**QUICK, "rounds": rounds, "max_warmup_rounds": warmup},
+            ).fit(train)
+    with pytest.raises(RoundRan):  # a plateau at round 3 may end the warm-up
+        FLUX(make_mlp, LATENT_LAYER, 10, **{**QUICK, "rounds": 4, "max_warmup_rounds": 8}).fit(
+            train
+        )
+
+
+def test_save_client_data_returns_the_file_numpy_wrote(tmp_path):
+    from paperplug_flux import save_client_data
+
+    (x, y), (xt, yt) = tiny_clients(1)[0][0], tiny_clients(1)[1][0]
+    out = save_client_data(tmp_path / "node-0", x, y, xt, yt)  # numpy adds ".npz"
+    assert out == tmp_path / "node-0.npz" and out.is_file()
+    with np.load(out) as npz:
+        np.testing.assert_array_equal(npz["X_test"], xt)
+    with pytest.raises(ValueError, match="y_test is None"):
+        save_client_data(tmp_path / "node-1.npz", x, y, xt)
+
+
+def test_a_missing_run_is_a_file_not_found_and_a_value_error(tmp_path):
+    from paperplug_flux import load_run
+
+    for error in (FileNotFoundError, ValueError):
+        with pytest.raises(error, match=r"directory .* holds no FLUX run"):
+            load_run(tmp_path)
+
+
+def test_the_superlink_checks_a_run_before_starting_it(tmp_path):
+    """`flwr run` starts processes for tens of seconds: its arguments are checked first."""
+    from paperplug_flux import LocalSuperLink, write_app
+
+    link = LocalSuperLink()
+    with pytest.raises(ValueError, match=r"app_dir .* holds no Flower App"):
+        link.run_app(tmp_path, tmp_path / "run")
+    with pytest.raises(ValueError, match=r"app_dir .* holds no Flower App"):
+        link.run_on_supernodes(tmp_path, tmp_path / "run", [{"data-path": "x.npz"}])
+    app = write_app(tmp_path / "app", model="paperplug_flux.embedded:make_mlp",
+                    latent_layer=LATENT_LAYER, n_classes=10, output_dir=tmp_path / "run")  # fmt: skip
+    with pytest.raises(ValueError, match="timeout must be > 0"):
+        link.flwr_run(app, timeout=0)
+    with pytest.raises(TypeError, match="run_config must be a mapping"):
+        link.flwr_run(app, run_config=["num-rounds=2"])
+    with pytest.raises(RuntimeError, match="the SuperLink is not running"):
+        link.run_app(app, tmp_path / "run")

@@ -21,6 +21,7 @@ reads `data-dir/client-<i>.npz`). A SuperNode's `data-path` (node config) names 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -34,7 +35,8 @@ from torch import nn
 from paperplug import seeded_torch
 from paperplug.checks import check_callable, check_consistent_length, check_scalar, check_type
 from paperplug_flux.client import ClientSetup, flux_client_app
-from paperplug_flux.data import client_tensors
+from paperplug_flux.data import client_tensors, labels, samples
+from paperplug_flux.models import build_model
 from paperplug_flux.superlink import toml_value
 
 APP_NAME = "flux-app"
@@ -59,49 +61,75 @@ RUN_DEFAULTS: dict[str, Any] = {
 }
 
 
-def resolve_model(reference: str) -> Callable[[], nn.Module]:
-    """The callable a "module:attribute" reference names (e.g. "paperplug_flux.embedded:make_mlp")."""
-    check_type(reference, "model", str, what='a "module:callable" reference')
+def resolve_model(reference: str, name: str = "model") -> Callable[[], nn.Module]:
+    """The callable a "module:attribute" reference names (e.g. "paperplug_flux.embedded:make_mlp");
+    errors name the argument `name`."""
+    check_type(reference, name, str, what='a "module:callable" reference')
     module, _, attribute = reference.partition(":")
     if not module or not attribute:
-        raise ValueError(f'model must be a "module:callable" reference, got {reference!r}')
-    target: Any = importlib.import_module(module)
-    for part in attribute.split("."):
-        target = getattr(target, part)
-    return check_callable(target, "model", what="callable building a torch nn.Module")
+        raise ValueError(f'{name} must be a "module:callable" reference, got {reference!r}')
+    try:
+        target: Any = importlib.import_module(module)
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{name}={reference!r} cannot be imported: {exc}") from exc
+    return check_callable(target, name, what="callable building a torch nn.Module")
 
 
-def model_reference(model_fn: Callable[[], nn.Module]) -> str:
-    """The "module:qualname" reference of a module-level callable (what other processes import)."""
+def model_reference(model_fn: Callable[[], nn.Module] | str, name: str = "model_fn") -> str:
+    """The "module:qualname" reference of a module-level callable (what other processes
+    import), or the reference given, checked; errors name the argument `name`."""
     if isinstance(model_fn, str):
-        resolve_model(model_fn)
+        resolve_model(model_fn, name)
         return model_fn
-    check_callable(model_fn, "model_fn", what="callable returning a torch nn.Module")
+    check_callable(model_fn, name, what="callable returning a torch nn.Module")
     reference = f"{model_fn.__module__}:{model_fn.__qualname__}"
     try:
         same = resolve_model(reference) is model_fn
-    except (ImportError, AttributeError, ValueError, TypeError):
+    except (ValueError, TypeError):
         same = False
     if not same or "<" in reference:
         raise ValueError(
-            f"model_fn must be importable by name in other processes (a module-level function "
+            f"{name} must be importable by name in other processes (a module-level function "
             f"or class), got {reference}; pass a 'module:callable' string instead"
         )
     return reference
 
 
+def check_path(value: str | os.PathLike[str], name: str, *, folder: bool) -> Path:
+    """`value` as a Path, not an existing file where a folder is meant (nor the reverse)."""
+    path = Path(check_type(value, name, (str, os.PathLike), what="a path"))
+    if folder and path.exists() and not path.is_dir():
+        raise ValueError(f"{name} {str(path)!r} is a file, not a folder")
+    if not folder and path.is_dir():
+        raise ValueError(f"{name} {str(path)!r} is a folder, not a file")
+    return path
+
+
 def save_client_data(
     path: str | Path, X: Any, y: Any, X_test: Any = None, y_test: Any = None
 ) -> Path:
-    """One SuperNode's data file (npz): X, y and optionally a held-out X_test, y_test."""
-    x, yt = client_tensors((X, y), "(X, y)")
+    """One SuperNode's data file (npz; ".npz" is added to `path` as numpy adds it, and the
+    path written is returned): X, y and optionally a held-out X_test, y_test (both or
+    neither)."""
+    out = check_path(path, "path", folder=False)
+    out = out if out.suffix == ".npz" else out.with_name(out.name + ".npz")
+    x, yt = samples(X, "X"), labels(y, "y")
+    check_consistent_length(X=x, y=yt)
     arrays = {"X": x.numpy(), "y": yt.numpy()}
     if X_test is not None or y_test is not None:
-        xt, ytt = client_tensors(
-            (X_test, y_test), "(X_test, y_test)", input_shape=tuple(x.shape[1:])
-        )
+        for name, value in (("X_test", X_test), ("y_test", y_test)):
+            if value is None:
+                raise ValueError(f"{name} is None: give X_test and y_test together, or neither")
+        xt, ytt = samples(X_test, "X_test"), labels(y_test, "y_test")
+        if xt.shape[1:] != x.shape[1:]:
+            raise ValueError(
+                f"X_test must have samples of X's shape {tuple(x.shape[1:])}, got "
+                f"{tuple(xt.shape[1:])}"
+            )
+        check_consistent_length(X_test=xt, y_test=ytt)
         arrays.update(X_test=xt.numpy(), y_test=ytt.numpy())
-    out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez(out, **arrays)
     return out
@@ -190,18 +218,24 @@ def write_app(
 ) -> Path:
     """Write the Flower App project (a pyproject.toml naming `server_app` and `client_app`)
     for `flwr run directory <connection>`; `run_config` sets other keys of RUN_DEFAULTS
-    (Python names: `num_rounds=8` is `num-rounds`)."""
-    check_type(latent_layer, "latent_layer", str)
+    (Python names: `num_rounds=8` is `num-rounds`). Every value is checked here, as FLUX
+    checks it (a run that would fail on its nodes fails now): `model` must build a module
+    with `latent_layer`."""
+    out = check_path(directory, "directory", folder=True)
+    reference = model_reference(model, "model")
+    build_model(resolve_model(reference), latent_layer)
     n_classes = check_scalar(n_classes, "n_classes", "int", low=2)
+    check_path(output_dir, "output_dir", folder=True)
     config = dict(RUN_DEFAULTS)
     for key, value in run_config.items():
         name = key.replace("_", "-")
         if name not in RUN_DEFAULTS:
             raise TypeError(f"write_app got an unexpected run config key {key!r}")
         config[name] = value
+    _check_run_config(config, n_classes)
     config.update(
         {
-            "model": model_reference(model),
+            "model": reference,
             "latent-layer": latent_layer,
             "n-classes": n_classes,
             "output-dir": str(Path(output_dir).absolute()),
@@ -230,10 +264,28 @@ def write_app(
         *(f"{k} = {toml_value(v)}" for k, v in config.items()),
         "",
     ]
-    out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     (out / "pyproject.toml").write_text("\n".join(lines), encoding="utf-8")
     return out
+
+
+def _check_run_config(config: dict[str, Any], n_classes: int) -> None:
+    """The run config's values, checked by FLUX's own checks under their Python names."""
+    from paperplug_flux.federation import train_config  # server side (see `main`)
+    from paperplug_flux.strategy import FluxStrategy, check_nodes, check_rounds
+
+    py = {k.replace("-", "_"): v for k, v in config.items()}
+    warmup = check_scalar(py["max_warmup_rounds"], "max_warmup_rounds", "int", low=0) or None
+    FluxStrategy(
+        n_classes=n_classes,
+        max_warmup_rounds=warmup,
+        **{k: py[k] for k in ("plateau_tol", "clustering", "threshold", "min_count")},
+        **{k: py[k] for k in ("noise_scale", "projection_seed", "seed")},
+    )
+    check_rounds(py["num_rounds"], warmup, "num_rounds")
+    train_config(**{k: py[k] for k in ("local_epochs", "lr", "momentum", "batch_size")})
+    check_nodes(py["min_nodes"], "min_nodes")
+    check_type(py["data_dir"], "data_dir", (str, os.PathLike), what="a folder path")
 
 
 def client_files(

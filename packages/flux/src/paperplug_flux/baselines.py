@@ -22,12 +22,13 @@ from flwr.serverapp.strategy import FedAvg, FedProx
 from torch import nn
 
 from paperplug import seeded_torch
+from paperplug.checks import check_array, check_choice, check_scalar
 from paperplug_flux.client import load_model
 from paperplug_flux.data import federated_tensors
 from paperplug_flux.decisions import Decision
-from paperplug_flux.federation import run_strategy, train_config
+from paperplug_flux.federation import run_strategy
 from paperplug_flux.models import accuracy
-from paperplug_flux.strategy import IfcaStrategy
+from paperplug_flux.strategy import IfcaStrategy, check_rounds
 from paperplug_flux.trainer import FLUX
 
 METHODS = ("FedAvg", "FedProx", "IFCA", "FLUX", "Oracle")
@@ -73,31 +74,32 @@ def run_method(
 ) -> MethodResult:
     """Run one of METHODS over the clients. `true_clusters` (one label per training client) is
     needed by IFCA (its K) and the oracle; `flux_kw` go to FLUX (and the oracle) and the local
-    training keywords (lr, batch_size, local_epochs, momentum) to every method."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    train = federated_tensors(train_sets, "train_sets", n_classes)
-    test = federated_tensors(test_sets, "test_sets", n_classes)
-    unseen = federated_tensors(unseen_sets, "unseen_sets", n_classes)
-    local = {
-        k: flux_kw[k] for k in ("lr", "batch_size", "local_epochs", "momentum") if k in flux_kw
-    }
+    training keywords (lr, batch_size, local_epochs, momentum) to every method. Every
+    argument and keyword is checked first, whichever the method (as FLUX checks them)."""
+    method = check_choice(method, "method", METHODS)
+    rounds = check_scalar(rounds, "rounds", "int", low=1)
+    proximal_mu = check_scalar(proximal_mu, "proximal_mu", "real", low=0)
+    if test_sets is None:
+        raise TypeError("test_sets must be a list with one held-out (X, y) per training client")
+    flux = FLUX(model_fn, latent_layer, n_classes, rounds=rounds, seed=seed, **flux_kw)
+    strategy, config, train, test, init = flux._prepare(train_sets, test_sets)
+    shape = tuple(train[0][0].shape[1:])
+    unseen = federated_tensors(unseen_sets, "unseen_sets", n_classes, input_shape=shape)
+    if true_clusters is not None:
+        true_clusters = check_array(
+            true_clusters, "true_clusters", dtype="int", shape=(len(train),)
+        )
+        if true_clusters.min() < 0:
+            raise ValueError(f"true_clusters must hold labels >= 0, got {true_clusters.min()}")
+    elif method in ("IFCA", "Oracle"):
+        raise ValueError(
+            f"method={method!r} needs true_clusters (IFCA its K, the oracle its labels)"
+        )
+    if method in ("FLUX", "Oracle"):
+        check_rounds(rounds, strategy.max_warmup_rounds)
     start = time.perf_counter()
     if method in ("FLUX", "Oracle"):
-        clusters = None
-        if method == "Oracle":
-            if true_clusters is None:
-                raise ValueError("the oracle needs true_clusters")
-            clusters = list(true_clusters)
-        flux = FLUX(
-            model_fn,
-            latent_layer,
-            n_classes,
-            rounds=rounds,
-            clusters=clusters,
-            seed=seed,
-            **flux_kw,
-        )
+        flux.clusters = true_clusters.tolist() if method == "Oracle" else None
         flux.fit(train, test)
         known = float(flux.client_accuracy(test).mean())
         unseen_acc = float(np.mean([flux.score(x, y) for x, y in unseen]))
@@ -111,14 +113,6 @@ def run_method(
             [h["accuracy"] for h in flux.history_],
             flux.decision_,
         )
-    config = train_config(
-        local_epochs=local.get("local_epochs", 2),
-        lr=local.get("lr", 0.005),
-        momentum=local.get("momentum", 0.9),
-        batch_size=local.get("batch_size", 64),
-    )
-    with seeded_torch(seed):
-        init = model_fn()
     common = dict(
         rounds=rounds,
         config=config,
@@ -127,9 +121,7 @@ def run_method(
         desc=f"{method} rounds",
     )
     if method == "IFCA":
-        if true_clusters is None:
-            raise ValueError("IFCA needs true_clusters for its K")
-        k = len(set(int(c) for c in true_clusters))
+        k = len(set(true_clusters.tolist()))
         inits = []
         for j in range(k):
             with seeded_torch(seed * 1000 + j):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,8 +21,10 @@ from flwr.clientapp import ClientApp
 from torch import nn
 
 from paperplug import seeded_torch
+from paperplug.checks import check_consistent_length, check_scalar
+from paperplug_flux.data import federated_tensors
 from paperplug_flux.descriptors import client_descriptor, data_free_projection
-from paperplug_flux.models import accuracy, local_train, model_latents
+from paperplug_flux.models import accuracy, build_model, local_train, model_latents
 
 Data = tuple[torch.Tensor, torch.Tensor]
 
@@ -152,18 +155,27 @@ def flux_client_app(setup: Callable[[Context], ClientSetup]) -> ClientApp:
 
 def make_client_app(
     model_fn: Callable[[], nn.Module],
-    train_sets: Sequence[Data],
-    test_sets: Sequence[Data] | None,
+    train_sets: Sequence[Any],
+    test_sets: Sequence[Any] | None,
     *,
     latent_layer: str,
     n_classes: int,
 ) -> ClientApp:
-    """A ClientApp over per-client (X, y) tensors: node i (`node_config["partition-id"]`)
-    serves `train_sets[i]` and `test_sets[i]` (its train set when `test_sets` is None)."""
-    tests = list(test_sets) if test_sets is not None else list(train_sets)
+    """A ClientApp over per-client (X, y) data (arrays, tensors or torch Datasets, checked and
+    copied): node i (`node_config["partition-id"]`) serves `train_sets[i]` and `test_sets[i]`
+    (its train set when `test_sets` is None) with `model_fn()`, whose `latent_layer` must
+    take the clients' samples."""
+    n_classes = check_scalar(n_classes, "n_classes", "int", low=2)
+    train = federated_tensors(train_sets, "train_sets", n_classes)
+    tests = train
+    if test_sets is not None:
+        shape = tuple(train[0][0].shape[1:])
+        tests = federated_tensors(test_sets, "test_sets", n_classes, input_shape=shape)
+        check_consistent_length(train_sets=train, test_sets=tests)
+    build_model(model_fn, latent_layer, train[0][0][:2])
 
     def setup(context: Context) -> ClientSetup:
         pid = int(context.node_config["partition-id"])
-        return ClientSetup(model_fn, train_sets[pid], tests[pid], latent_layer, n_classes, pid)
+        return ClientSetup(model_fn, train[pid], tests[pid], latent_layer, n_classes, pid)
 
     return flux_client_app(setup)

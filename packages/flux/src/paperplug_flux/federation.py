@@ -15,10 +15,13 @@ from flwr.app import ArrayRecord, ConfigRecord, MetricRecord
 from flwr.serverapp.strategy import Strategy
 from torch import nn
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_type
 from paperplug.harness import progress
-from paperplug_flux.client import make_client_app
+from paperplug_flux.client import load_model, make_client_app
 from paperplug_flux.grid import LocalGrid
+
+# what a client trains with when a config leaves a key out (the paper's defaults)
+TRAIN_DEFAULTS = {"local-epochs": 2, "lr": 0.005, "momentum": 0.9, "batch-size": 64}
 
 
 @dataclass
@@ -51,6 +54,18 @@ def train_config(*, local_epochs: int, lr: float, momentum: float, batch_size: i
     )
 
 
+def check_train_config(config: ConfigRecord, name: str = "config") -> ConfigRecord:
+    """`config` if it is a ConfigRecord whose local-training keys (TRAIN_DEFAULTS where left
+    out) pass `train_config`'s checks; the errors name `name`."""
+    check_type(config, name, ConfigRecord, what="a flwr ConfigRecord (see train_config)")
+    values = {k.replace("-", "_"): config.get(k, v) for k, v in TRAIN_DEFAULTS.items()}
+    try:
+        train_config(**values)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+    return config
+
+
 def run_strategy(
     strategy: Strategy,
     model_fn: Callable[[], nn.Module],
@@ -66,11 +81,22 @@ def run_strategy(
 ) -> FederationRun:
     """`strategy.start` on a LocalGrid with one node per client. Flower's log is kept at
     WARNING for the run, and Python's global `random` state (Flower's node sampling draws from
-    it) is restored afterwards."""
+    it) is restored afterwards. Everything is checked before the first round: the client
+    data and model as `make_client_app` checks them, `initial` must hold model_fn()'s
+    parameters, `config` as `check_train_config`."""
+    check_type(strategy, "strategy", Strategy, what="a flwr Strategy")
+    check_type(initial, "initial", nn.Module, what="a torch nn.Module (the initial model)")
     rounds = check_scalar(rounds, "rounds", "int", low=1)
+    check_train_config(config)
+    check_type(desc, "desc", str)
     app = make_client_app(
         model_fn, train_sets, test_sets, latent_layer=latent_layer, n_classes=n_classes
     )
+    try:
+        load_model(model_fn, initial.state_dict())
+    except RuntimeError as exc:
+        why = " ".join(str(exc).split())[:300]
+        raise ValueError(f"initial must hold model_fn()'s parameters: {why}") from exc
     flwr_log = logging.getLogger("flwr")
     level, state = flwr_log.level, random.getstate()
     flwr_log.setLevel(logging.WARNING)

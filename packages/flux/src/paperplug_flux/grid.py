@@ -18,6 +18,8 @@ from flwr.serverapp import Grid
 from flwr.supercore.run import Run
 from flwr.supercore.task_identity import TaskIdentity
 
+from paperplug.checks import check_scalar, check_sequence, check_type
+
 SERVER_NODE_ID = 0
 
 
@@ -39,14 +41,14 @@ class LocalGrid(Grid):
     """`num_nodes` virtual SuperNodes in this process; node i has node id i + 1 and
     `node_config = {"partition-id": i, "num-partitions": num_nodes}`, as in Flower's simulation.
 
-    Use it as a context manager. `total_bytes` counts the payload sent both ways so far.
-    A ClientApp that raises fails the run at once with its own error."""
+    Use it as a context manager (`FluxStrategy.start` enters one that is not). `total_bytes`
+    counts the payload sent both ways so far. A ClientApp that raises fails the run at once
+    with its own error."""
 
     def __init__(self, client_app: ClientApp, num_nodes: int, run_id: int = 1) -> None:
-        if not isinstance(client_app, ClientApp):
-            raise TypeError(f"client_app must be a flwr ClientApp, got {type(client_app).__name__}")
-        if not isinstance(num_nodes, int) or num_nodes < 1:
-            raise ValueError(f"num_nodes must be a positive integer, got {num_nodes!r}")
+        check_type(client_app, "client_app", ClientApp, what="a flwr ClientApp")
+        num_nodes = check_scalar(num_nodes, "num_nodes", "int", low=1)
+        run_id = check_scalar(run_id, "run_id", "int", low=0)
         self.client_app = client_app
         self._run = Run.create_empty(run_id)
         self._contexts = {
@@ -74,6 +76,12 @@ class LocalGrid(Grid):
     def __exit__(self, *exc: object) -> None:
         assert self._saved is not None
         TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id = self._saved
+        self._saved = None
+
+    @property
+    def active(self) -> bool:
+        """Whether the grid is entered (messages can be built and sent)."""
+        return self._saved is not None
 
     def set_run(self, run: Run) -> None:
         self._run = run
@@ -102,11 +110,16 @@ class LocalGrid(Grid):
         return list(self._contexts)
 
     def push_messages(self, messages: Iterable[Message]) -> Iterable[str]:
+        messages = check_sequence(messages, "messages", Message, min_len=0, what="flwr Messages")
+        for i, msg in enumerate(messages):
+            if msg.metadata.dst_node_id not in self._contexts:
+                raise ValueError(
+                    f"messages[{i}] is addressed to node {msg.metadata.dst_node_id}; this grid "
+                    f"has nodes {min(self._contexts)}..{max(self._contexts)}"
+                )
         ids = []
         for msg in messages:
             node = msg.metadata.dst_node_id
-            if node not in self._contexts:
-                raise ValueError(f"message addressed to unknown node {node}")
             self._counter += 1
             msg.metadata.__dict__["_message_id"] = f"local-{self._counter}"
             self.total_bytes += message_bytes(msg.content)
@@ -124,4 +137,7 @@ class LocalGrid(Grid):
     def send_and_receive(
         self, messages: Iterable[Message], *, timeout: float | None = None
     ) -> Iterable[Message]:
-        return self.pull_messages(self.push_messages(list(messages)))
+        """The replies to `messages`, each delivered by a direct call: `timeout` (seconds > 0,
+        or None) never runs out here."""
+        check_scalar(timeout, "timeout", "real", low=0, inclusive="neither", allow_none=True)
+        return self.pull_messages(self.push_messages(messages))

@@ -7,10 +7,19 @@ penultimate representation of the global model).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
-from paperplug.checks import argument_errors, check_scalar, check_tensor, check_type
+from paperplug import seeded_torch
+from paperplug.checks import (
+    argument_errors,
+    check_callable,
+    check_scalar,
+    check_tensor,
+    check_type,
+)
 
 
 def check_latent_layer(model: nn.Module, latent_layer: str) -> nn.Module:
@@ -22,6 +31,27 @@ def check_latent_layer(model: nn.Module, latent_layer: str) -> nn.Module:
             f"latent_layer {latent_layer!r} is not a submodule; there are {sorted(n for n in names if n)}"
         )
     return names[latent_layer]
+
+
+def build_model(
+    model_fn: Callable[[], nn.Module],
+    latent_layer: str,
+    probe: torch.Tensor | None = None,
+    *,
+    seed: int = 0,
+) -> nn.Module:
+    """model_fn() under `seed`, checked: an nn.Module with the submodule `latent_layer` that
+    takes `probe` (a few of the first client's samples; an error names train_sets)."""
+    check_callable(model_fn, "model_fn", what="callable returning a torch nn.Module")
+    check_type(latent_layer, "latent_layer", str, what="the name of a submodule")
+    with seeded_torch(seed):
+        model = model_fn()
+    check_type(model, "model_fn()", nn.Module, what="a torch nn.Module")
+    check_latent_layer(model, latent_layer)
+    if probe is not None:
+        with argument_errors("train_sets", "every client's samples must fit model_fn()'s input"):
+            model_latents(model, latent_layer, probe)
+    return model
 
 
 @torch.no_grad()

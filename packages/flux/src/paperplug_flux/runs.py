@@ -5,12 +5,14 @@ ServerApp of `flwr run` writes, so a run on a real federation can serve unseen c
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from paperplug.checks import check_type
 from paperplug_flux.clustering import BlockScaler, Clustering
 from paperplug_flux.decisions import Decision
 
@@ -18,6 +20,14 @@ RESULT_FILE = "flux-run.json"
 MODELS_FILE = "flux-models.npz"
 
 Weights = dict[str, np.ndarray]
+
+
+class NoRunError(FileNotFoundError, ValueError):
+    """A folder that holds no saved FLUX run (a missing file, and a bad argument)."""
+
+
+def _folder(directory: str | os.PathLike[str]) -> Path:
+    return Path(check_type(directory, "directory", (str, os.PathLike), what="a folder path"))
 
 
 @dataclass
@@ -68,7 +78,10 @@ def _clustering_from(d: dict) -> Clustering:
 
 def save_run(directory: str | Path, run: FluxRun) -> Path:
     """Write `run` to `directory` (created): flux-run.json and flux-models.npz."""
-    out = Path(directory)
+    out = _folder(directory)
+    check_type(run, "run", FluxRun, what="a FluxRun")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"directory {str(out)!r} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     record = {
         "clustering": _clustering_dict(run.clustering),
@@ -88,9 +101,11 @@ def save_run(directory: str | Path, run: FluxRun) -> Path:
 
 def load_run(directory: str | Path) -> FluxRun:
     """The run `save_run` wrote to `directory`."""
-    path = Path(directory)
+    path = _folder(directory)
     if not (path / RESULT_FILE).is_file() or not (path / MODELS_FILE).is_file():
-        raise FileNotFoundError(f"no FLUX run in {path}: expected {RESULT_FILE} and {MODELS_FILE}")
+        raise NoRunError(
+            f"directory {str(path)!r} holds no FLUX run: expected {RESULT_FILE} and {MODELS_FILE}"
+        )
     record = json.loads((path / RESULT_FILE).read_text(encoding="utf-8"))
     global_weights: Weights = {}
     cluster_weights: dict[int, Weights] = {}

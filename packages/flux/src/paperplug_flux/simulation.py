@@ -18,8 +18,8 @@ from torch import nn
 
 from paperplug.checks import check_scalar
 from paperplug.extras import requires_extra
-from paperplug_flux.app import client_files, model_reference, resolve_model, write_app
-from paperplug_flux.data import federated_tensors
+from paperplug_flux.app import check_path, client_files, model_reference, resolve_model, write_app
+from paperplug_flux.strategy import check_rounds
 from paperplug_flux.superlink import LocalSuperLink
 from paperplug_flux.trainer import FLUX
 
@@ -49,18 +49,32 @@ def simulate(
     be importable by name (a module-level function or class, or a "module:callable" string);
     `strategy_kw` are FLUX's server settings (max_warmup_rounds, plateau_tol, clustering,
     threshold, min_count, noise_scale, projection_seed). A client that raises fails the run:
-    RuntimeError with the client's error."""
+    RuntimeError with the client's error. Every argument is checked, as `FLUX.fit` checks it,
+    before the SuperLink and Ray start (tens of seconds)."""
     with requires_extra("paperplug-flux", "simulation", "Flower's simulation engine (Ray)"):
         if importlib.util.find_spec("ray") is None:
             raise ModuleNotFoundError("No module named 'ray'", name="ray")
     reference = model_reference(model_fn)
+    flux = FLUX(
+        resolve_model(reference),
+        latent_layer,
+        n_classes,
+        rounds=rounds,
+        lr=lr,
+        momentum=momentum,
+        batch_size=batch_size,
+        local_epochs=local_epochs,
+        seed=seed,
+        **strategy_kw,
+    )
+    strategy, _, train, test, _ = flux._prepare(train_sets, test_sets)
+    check_rounds(rounds, strategy.max_warmup_rounds)
     num_cpus_per_client = check_scalar(num_cpus_per_client, "num_cpus_per_client", "int", low=1)
     num_cpus = check_scalar(num_cpus, "num_cpus", "int", low=1, allow_none=True)
-    train = federated_tensors(train_sets, "train_sets", n_classes)
+    timeout = check_scalar(timeout, "timeout", "real", low=0, inclusive="neither")
+    if output_dir is not None:
+        output_dir = check_path(output_dir, "output_dir", folder=True)
     input_shape = tuple(train[0][0].shape[1:])
-    test = None
-    if test_sets is not None:
-        test = federated_tensors(test_sets, "test_sets", n_classes, input_shape=input_shape)
     with tempfile.TemporaryDirectory(prefix="flux-sim-") as tmp:
         out = Path(output_dir) if output_dir is not None else Path(tmp) / "run"
         client_files(Path(tmp) / "data", train, test)

@@ -14,6 +14,7 @@ participation; Flower's own sampling draws from Python's global `random`).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -32,15 +33,36 @@ from flwr.serverapp import Grid
 from flwr.serverapp.strategy import FedAvg, Result
 from flwr.serverapp.strategy.strategy_utils import aggregate_arrayrecords, aggregate_metricrecords
 
-from paperplug.checks import check_array, check_choice, check_scalar
+from paperplug.checks import check_array, check_choice, check_scalar, check_sequence, check_type
 from paperplug_flux.aggregation import cluster_fedavg
 from paperplug_flux.client import record_weights
 from paperplug_flux.clustering import METHODS, Clustering, cluster_clients
 from paperplug_flux.descriptors import descriptor_size
+from paperplug_flux.grid import LocalGrid
 from paperplug_flux.runs import FluxRun
 from paperplug_flux.warmup import warmup_decision
 
 WEIGHT_KEY = "num-examples"
+PLATEAU_FROM = 3  # the first round whose plateau can end the warm-up (warmup_decision's min_rounds)
+
+
+def check_rounds(rounds: int, max_warmup_rounds: int | None, name: str = "rounds") -> int:
+    """`rounds` if FLUX can cluster within it: the warm-up ends at round
+    min(max_warmup_rounds, 3) at the earliest (its cap, or a plateau from round 3; 80 % of the
+    rounds when None) and at least one round must follow it."""
+    rounds = check_scalar(rounds, name, "int", low=2)
+    if max_warmup_rounds is not None and rounds <= min(max_warmup_rounds, PLATEAU_FROM):
+        raise ValueError(
+            f"{name}={rounds} leaves no round to cluster in: with max_warmup_rounds="
+            f"{max_warmup_rounds} the warm-up ends at round {min(max_warmup_rounds, PLATEAU_FROM)} "
+            "at the earliest"
+        )
+    return rounds
+
+
+def check_nodes(value: int, name: str = "min_available_nodes") -> int:
+    """The number of nodes a round waits for: an int >= 1."""
+    return check_scalar(value, name, "int", low=1)
 
 
 def raise_on_errors(replies: Iterable[Message], what: str) -> list[Message]:
@@ -123,7 +145,9 @@ class FluxStrategy(FedAvg):
         seed: int = 0,
     ) -> None:
         super().__init__(
-            min_train_nodes=1, min_evaluate_nodes=1, min_available_nodes=min_available_nodes
+            min_train_nodes=1,
+            min_evaluate_nodes=1,
+            min_available_nodes=check_nodes(min_available_nodes),
         )
         self.n_classes = check_scalar(n_classes, "n_classes", "int", low=2)
         self.max_warmup_rounds = check_scalar(
@@ -146,9 +170,11 @@ class FluxStrategy(FedAvg):
         )
         self.projection_seed = check_scalar(projection_seed, "projection_seed", "int", low=0)
         self.max_latent = check_scalar(max_latent, "max_latent", "real", low=0, inclusive="neither")
-        self.oracle = (
-            None if clusters is None else check_array(clusters, "clusters", dtype="int", ndim=1)
-        )
+        self.oracle = None
+        if clusters is not None:
+            self.oracle = check_array(clusters, "clusters", dtype="int", ndim=1)
+            if self.oracle.min() < 0:
+                raise ValueError(f"clusters must hold labels >= 0, got {self.oracle.min()}")
         self.seed = check_scalar(seed, "seed", "int", low=0)
         self.phase = "warmup"
         self.history: list[dict] = []
@@ -187,9 +213,17 @@ class FluxStrategy(FedAvg):
         )
 
     def start(self, grid: Grid, initial_arrays: ArrayRecord, num_rounds: int = 3, **kw) -> Result:  # type: ignore[override]
+        """Flower's `Strategy.start`, its arguments checked first: `num_rounds` must leave a
+        round after the warm-up (`check_rounds`). A `LocalGrid` not yet entered is entered for
+        the run."""
+        check_type(grid, "grid", Grid, what="a flwr Grid")
+        check_type(initial_arrays, "initial_arrays", ArrayRecord, what="a flwr ArrayRecord")
+        num_rounds = check_rounds(num_rounds, self.max_warmup_rounds, "num_rounds")
         self._num_rounds = num_rounds
         self.global_arrays = initial_arrays
-        return super().start(grid, initial_arrays, num_rounds=num_rounds, **kw)
+        enter = isinstance(grid, LocalGrid) and not grid.active
+        with grid if enter else contextlib.nullcontext():
+            return super().start(grid, initial_arrays, num_rounds=num_rounds, **kw)
 
     # stage 2 + 3: one describe round trip, then the clustering
     def _describe_and_cluster(self, server_round: int, grid: Grid) -> None:
@@ -333,13 +367,16 @@ class IfcaStrategy(FedAvg):
         self, initial_models: Sequence[ArrayRecord], *, min_available_nodes: int = 2, seed: int = 0
     ) -> None:
         super().__init__(
-            min_train_nodes=1, min_evaluate_nodes=1, min_available_nodes=min_available_nodes
+            min_train_nodes=1,
+            min_evaluate_nodes=1,
+            min_available_nodes=check_nodes(min_available_nodes),
         )
-        if len(initial_models) < 1:
-            raise ValueError("IFCA needs at least one initial cluster model")
-        self.cluster_arrays = dict(enumerate(initial_models))
+        models = check_sequence(
+            initial_models, "initial_models", ArrayRecord, what="flwr ArrayRecords, one per cluster"
+        )
+        self.cluster_arrays = dict(enumerate(models))
         self.node_cluster: dict[int, int] = {}
-        self.seed = seed
+        self.seed = check_scalar(seed, "seed", "int", low=0)
         self.history: list[dict] = []
 
     def summary(self) -> None:

@@ -19,8 +19,10 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from paperplug.checks import check_scalar, check_sequence, check_type
 
 CONNECTION = "flux-local"
 
@@ -48,8 +50,10 @@ class LocalSuperLink:
     environment for SuperNodes and `flwr` (private FLWR_HOME, this PATH and sys.path)."""
 
     def __init__(self, *, simulation: bool = False, startup_timeout: float = 120.0) -> None:
-        self.simulation = simulation
-        self.startup_timeout = startup_timeout
+        self.simulation = check_type(simulation, "simulation", bool)
+        self.startup_timeout = check_scalar(
+            startup_timeout, "startup_timeout", "real", low=0, inclusive="neither"
+        )
         self.port = free_port()
         self._tmp = tempfile.TemporaryDirectory(prefix="flux-superlink-")
         self.home = Path(self._tmp.name)
@@ -116,7 +120,13 @@ class LocalSuperLink:
                 self.process.wait()
         self._tmp.cleanup()
 
+    def _check_running(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            raise RuntimeError("the SuperLink is not running: use `with LocalSuperLink() as link:`")
+
     def log_tail(self, lines: int = 40) -> str:
+        """The last `lines` lines of the SuperLink's log ("" before it starts)."""
+        lines = check_scalar(lines, "lines", "int", low=1)
         text = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 
@@ -129,6 +139,12 @@ class LocalSuperLink:
         timeout: float = 600.0,
     ) -> str:
         """`flwr run app_dir --stream` against this SuperLink, until the run ends; its log."""
+        app_dir = _app_dir(app_dir)
+        for name, values in (("federation_config", federation_config), ("run_config", run_config)):
+            if values is not None:
+                check_type(values, name, Mapping, what="a mapping of config keys to values")
+        timeout = check_scalar(timeout, "timeout", "real", low=0, inclusive="neither")
+        self._check_running()
         command = [flower_executable("flwr"), "run", str(Path(app_dir).absolute()), CONNECTION]
         command += ["--stream"]
         for flag, values in (
@@ -158,6 +174,7 @@ class LocalSuperLink:
         RuntimeError quoting the run log's error lines."""
         from paperplug_flux.runs import MODELS_FILE, RESULT_FILE
 
+        check_type(output_dir, "output_dir", (str, os.PathLike), what="a folder path")
         log = self.flwr_run(app_dir, federation_config=federation_config, timeout=timeout)
         out = Path(output_dir)
         if not (out / RESULT_FILE).is_file() or not (out / MODELS_FILE).is_file():
@@ -175,6 +192,9 @@ class LocalSuperLink:
     ) -> Path:
         """`run_app` on a deployment: one `flower-supernode` per node config (each on its own
         runtime port), stopped when the run ends."""
+        _app_dir(app_dir)
+        check_sequence(node_configs, "node_configs", Mapping, what="node configs (mappings)")
+        self._check_running()
         nodes = [
             subprocess.Popen(
                 supernode_command(self, free_port(), config),
@@ -191,6 +211,14 @@ class LocalSuperLink:
                 node.terminate()
             for node in nodes:
                 node.wait(timeout=30)
+
+
+def _app_dir(app_dir: str | Path) -> Path:
+    """`app_dir` if it holds a Flower App (a pyproject.toml, as `write_app` writes)."""
+    path = Path(check_type(app_dir, "app_dir", (str, os.PathLike), what="a folder path"))
+    if not (path / "pyproject.toml").is_file():
+        raise ValueError(f"app_dir {str(path)!r} holds no Flower App (no pyproject.toml)")
+    return path
 
 
 def supernode_command(

@@ -16,26 +16,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from flwr.app import ConfigRecord
 from torch import nn
 
-from paperplug import seeded_torch
 from paperplug.checks import (
     argument_errors,
     check_array,
-    check_callable,
     check_consistent_length,
     check_is_fitted,
     check_scalar,
-    check_type,
 )
 from paperplug_flux.assignment import assign_clients
 from paperplug_flux.client import load_model
-from paperplug_flux.data import federated_tensors, labels, samples
+from paperplug_flux.data import Data, federated_tensors, labels, samples
 from paperplug_flux.descriptors import client_descriptor, data_free_projection
 from paperplug_flux.federation import run_strategy, train_config
-from paperplug_flux.models import accuracy, check_latent_layer, model_latents, predict_labels
+from paperplug_flux.models import accuracy, build_model, model_latents, predict_labels
 from paperplug_flux.runs import FluxRun, load_run
-from paperplug_flux.strategy import FluxStrategy
+from paperplug_flux.strategy import FluxStrategy, check_rounds
 
 
 class FLUX:
@@ -100,25 +98,13 @@ class FLUX:
         self.clusters = clusters
         self.seed = seed
 
-    def _build(self, probe: Any) -> nn.Module:
-        """model_fn() under the seed, checked: an nn.Module with `latent_layer`, taking the
-        clients' samples (`probe`: two of them)."""
-        check_callable(self.model_fn, "model_fn", what="callable returning a torch nn.Module")
-        check_type(self.latent_layer, "latent_layer", str, what="the name of a submodule")
-        with seeded_torch(self.seed):
-            model = self.model_fn()
-        check_type(model, "model_fn()", nn.Module, what="a torch nn.Module")
-        check_latent_layer(model, self.latent_layer)
-        with argument_errors("train_sets", "every client's samples must fit model_fn()'s input"):
-            model_latents(model, self.latent_layer, probe)
-        return model
-
-    def fit(self, train_sets: Sequence[Any], test_sets: Sequence[Any] | None = None) -> FLUX:
-        """Run FLUX over the clients: `train_sets[i]` is client i's (X, y) (arrays, tensors or a
-        torch Dataset); `test_sets[i]` its held-out data for federated evaluation (the warm-up
-        plateau and `history_`), its train data when None."""
+    def _prepare(
+        self, train_sets: Sequence[Any], test_sets: Sequence[Any] | None
+    ) -> tuple[FluxStrategy, ConfigRecord, list[Data], list[Data] | None, nn.Module]:
+        """Every setting and input checked before any round (but `rounds`, which depends on
+        the engine's use): the server strategy, the clients' training config, the train and
+        test tensors and the initial model (model_fn() under the seed, taking the samples)."""
         n_classes = check_scalar(self.n_classes, "n_classes", "int", low=2)
-        rounds = check_scalar(self.rounds, "rounds", "int", low=1)
         check_scalar(self.seed, "seed", "int", low=0)
         config = train_config(
             local_epochs=self.local_epochs,
@@ -150,7 +136,17 @@ class FLUX:
             check_consistent_length(train_sets=train, test_sets=test)
         if self.clusters is not None:
             check_array(self.clusters, "clusters", dtype="int", shape=(len(train),))
-        model = self._build(train[0][0][:2])
+        model = build_model(self.model_fn, self.latent_layer, train[0][0][:2], seed=self.seed)
+        return strategy, config, train, test, model
+
+    def fit(self, train_sets: Sequence[Any], test_sets: Sequence[Any] | None = None) -> FLUX:
+        """Run FLUX over the clients: `train_sets[i]` is client i's (X, y) (arrays, tensors or a
+        torch Dataset); `test_sets[i]` its held-out data for federated evaluation (the warm-up
+        plateau and `history_`), its train data when None. `rounds` must leave a round after
+        the warm-up (`check_rounds`)."""
+        strategy, config, train, test, model = self._prepare(train_sets, test_sets)
+        rounds = check_rounds(self.rounds, strategy.max_warmup_rounds)
+        input_shape = tuple(train[0][0].shape[1:])
         run = run_strategy(
             strategy,
             self.model_fn,
@@ -160,7 +156,7 @@ class FLUX:
             rounds=rounds,
             config=config,
             latent_layer=self.latent_layer,
-            n_classes=n_classes,
+            n_classes=strategy.n_classes,
             desc="FLUX rounds",
         )
         self._absorb(strategy.run(), input_shape)
