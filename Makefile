@@ -91,6 +91,7 @@ new-plugin: ## a new package from the template (NAME=slug), with its plugins.tom
 	mv packages/$(NAME)/src/paperplug___slug__ packages/$(NAME)/src/paperplug_$(NAME)
 	grep -rl __slug__ packages/$(NAME) | xargs sed -i 's/__slug__/$(NAME)/g; s/__dist__/$(subst _,-,$(NAME))/g'
 	sed 's/__slug__/$(NAME)/g; s/__dist__/$(subst _,-,$(NAME))/g' .ci/template.toml >> plugins.toml
+	sed 's/__slug__/$(NAME)/g' .ci/template_tests/public_api.py > tests/public_api/$(NAME).py
 	@echo "created packages/$(NAME): fill in plugins.toml [plugins.$(NAME)], then make readme"
 
 docs: install ## the documentation site into site/ (MkDocs, Material, mkdocstrings), strict
