@@ -5,6 +5,7 @@ a user passes to check (a result type, a Protocol, an exception)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from pathlib import Path
 
@@ -12,6 +13,11 @@ import pytest
 
 from paperplug.manifest import load_manifest
 from paperplug.testing import unswept
+
+# rich draws from `random` when first imported (scikit-learn's progress bars import it): it is
+# imported here, not inside the first valid call that does, which would be blamed for the draw
+with contextlib.suppress(ModuleNotFoundError):
+    import rich.style  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = load_manifest(ROOT / "plugins.toml")

@@ -9,7 +9,7 @@ import torch
 
 from paperplug import PluginManager
 from paperplug.battery import Opaque, input_variants, names_argument, run_battery, value_variants
-from paperplug.checks import check_array, check_is_fitted, check_scalar, check_type
+from paperplug.checks import check_array, check_data, check_is_fitted, check_scalar, check_type
 from paperplug.testing import ExplainerContract, SolverContract, TrainerContract, same
 
 
@@ -469,6 +469,37 @@ def test_a_public_callable_neither_swept_nor_listed_is_reported():
         Sweep(area, (2.0, 3.0), bad_params={"width": [-1.0], "height": [-1.0]}).run()
     with pytest.raises(AssertionError, match="the valid call fails: ValueError: width must be"):
         Sweep(area, (-2.0, 3.0), reasons={"width": "-", "height": "-"}).run()
+
+
+def test_a_swept_call_that_draws_from_a_global_generator_fails_but_a_torch_module_may():
+    from paperplug.testing import Sweep
+
+    def noisy(x: np.ndarray) -> np.ndarray:
+        check_data(x, "x")
+        return x + np.random.normal(size=x.shape)  # the caller's global numpy generator
+
+    def quiet(x: np.ndarray, seed: int = 0) -> np.ndarray:
+        check_data(x, "x")
+        check_scalar(seed, "seed", "int", low=0)
+        return x + np.random.default_rng(seed).normal(size=x.shape)
+
+    def torch_noise(n: int) -> torch.Tensor:
+        check_scalar(n, "n", "int", low=1)
+        return torch.rand(n)  # a function, not a module: the caller's torch generator
+
+    class Net(torch.nn.Module):  # torch's idiom: initial weights from torch's generator
+        def __init__(self, width: int) -> None:
+            super().__init__()
+            check_scalar(width, "width", "int", low=1)
+            self.layer = torch.nn.Linear(width, 1)
+
+    x = np.ones((3, 2))
+    with pytest.raises(AssertionError, match=r"global random state \(numpy\)"):
+        Sweep(noisy, (x,)).run()
+    with pytest.raises(AssertionError, match=r"global random state \(torch\)"):
+        Sweep(torch_noise, (3,), bad_params={"n": [0]}).run()
+    Sweep(quiet, (x,), bad_params={"seed": [-1]}, width=False).run()
+    Sweep(Net, (2,), bad_params={"width": [0]}).run()
 
 
 def test_torch_generators_are_compared_by_their_state():

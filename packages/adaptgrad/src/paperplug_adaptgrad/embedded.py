@@ -19,7 +19,6 @@ def load_digits_32(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Ten
         from sklearn.model_selection import train_test_split
 
     check_scalar(seed, "seed", "int", low=0)
-    check_scalar(seed, "seed", "int", low=0)
     digits = load_digits()
     x = torch.tensor(digits.images, dtype=torch.float32)[:, None] / 16.0
     x = torch.nn.functional.interpolate(x, size=32, mode="bilinear", align_corners=False)
