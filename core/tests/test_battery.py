@@ -502,6 +502,29 @@ def test_a_swept_call_that_draws_from_a_global_generator_fails_but_a_torch_modul
     Sweep(Net, (2,), bad_params={"width": [0]}).run()
 
 
+def test_a_swept_call_that_changes_its_argument_fails_unless_declared_with_why():
+    from paperplug.testing import Sweep
+
+    def tally(counts: list, rng: np.random.Generator) -> int:
+        check_type(counts, "counts", list)
+        check_type(rng, "rng", np.random.Generator)
+        counts.append(int(rng.integers(3)))  # the caller's list; the generator is drawn from
+        return len(counts)
+
+    def total(counts: list, rng: np.random.Generator) -> int:
+        check_type(counts, "counts", list)
+        check_type(rng, "rng", np.random.Generator)
+        return len([*counts, int(rng.integers(3))])
+
+    rng, why = np.random.default_rng(0), {"counts": "any list"}
+    with pytest.raises(AssertionError, match=r"changed the caller's counts \("):
+        Sweep(tally, ([1], rng), reasons=why).run()
+    Sweep(tally, ([1], rng), reasons=why, mutates={"counts": "a tally it keeps"}).run()
+    Sweep(total, ([1], rng), reasons=why).run()  # drawing from the generator is its purpose
+    with pytest.raises(AssertionError, match=r"mutates names \['count'\]"):
+        Sweep(total, ([1], rng), reasons=why, mutates={"count": "a typo"}).run()
+
+
 def test_torch_generators_are_compared_by_their_state():
     import copy
 

@@ -11,6 +11,7 @@ import paperplug_ama as a
 from paperplug_llm import ScriptedChatModel
 
 from paperplug.testing import Sweep
+from public_api import SCRIPTED
 
 REASONS = {
     "AMAttack": "the Attack role's contract sweeps it (packages/ama/tests/test_contract.py)",
@@ -215,6 +216,7 @@ def sweeps() -> dict[str, Sweep]:
             ),
             bad_params={"max_tokens": [0]},
             reasons=TEXT,
+            mutates={"chat_model": SCRIPTED},
         ),
         "parse_tool_json": Sweep(
             a.parse_tool_json,

@@ -37,6 +37,10 @@ def _records(n: int = 20) -> tuple[np.ndarray, ...]:
     return x, e, t, x[:, 0] + t * (1 + e)
 
 
+#: why a valid call changes an argument it is given (Sweep.mutates)
+MEMO = "the live-edge worlds memoise each seed's reach set (a cache: the values are unchanged)"
+
+
 def sweeps() -> dict[str, Sweep]:
     network = c.from_networkx(GRAPH, p=0.5)
     grid = c.ExposureGrid.from_function(tau, network.n, points=3)
@@ -156,6 +160,7 @@ def sweeps() -> dict[str, Sweep]:
             (objective, 2),
             {"candidates": np.array([0, 2, 4])},
             bad_params={**k, "candidates": [[6]]},
+            mutates={"objective": MEMO},
         ),
         "a_cauim": Sweep(
             c.a_cauim,
@@ -180,7 +185,12 @@ def sweeps() -> dict[str, Sweep]:
             {"beta": 0.5, "steps": 2, "n_worlds": 2, "seed": 0},
             bad_params={"beta": [0.0, 1.5], "steps": [0], "n_worlds": [0], "seed": [-1]},
         ),
-        "celf_spread": Sweep(c.celf_spread, (network, worlds, 2), bad_params=k),
+        "celf_spread": Sweep(
+            c.celf_spread,
+            (network, worlds, 2),
+            bad_params=k,
+            mutates={"worlds": MEMO},
+        ),
         "top_degree": Sweep(c.top_degree, (network, 2), bad_params=k),
         "top_effect": Sweep(
             c.top_effect, (grid, 2), {"exposure": 0.3}, bad_params={**k, "exposure": [-0.1, 1.5]}

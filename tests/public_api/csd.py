@@ -168,6 +168,9 @@ def sweeps() -> dict[str, Sweep]:
             c.run_online,
             (decoder, ["a", "b"], lambda prompt, result: result.fallback, online),
             bad_params={"seed": [-1], "prompts": [[]]},
+            mutates={
+                "online": "the online threshold learns from each step it sees (the paper's online tau)"
+            },
         ),
         "stop_rule": Sweep(
             c.stop_rule, (decoder, "hi"), {"seed": 0}, bad_params={"k": [0], **seeded}

@@ -211,6 +211,12 @@ def _adapters() -> dict[str, Sweep]:
     }
 
 
+#: why a valid call changes an argument it is given (Sweep.mutates)
+COUNTED = (
+    "the game counts the encoder calls spent on it (encoder_calls, the budget the paper reports)"
+)
+
+
 def sweeps() -> dict[str, Sweep]:
     game, pair = f.FunctionGame(_value, 4), _pair()
     result = f.exact_fwbii(game)
@@ -249,6 +255,7 @@ def sweeps() -> dict[str, Sweep]:
                     **STATE,
                     "batch_size": [0],
                 },
+                mutates={"game": COUNTED},
             ),
             "approximate_crossmodal": Sweep(
                 f.approximate_crossmodal,
@@ -263,13 +270,22 @@ def sweeps() -> dict[str, Sweep]:
                     "crossmodal_only": [1],
                     **STATE,
                 },
+                mutates={"game": COUNTED},
             ),
             "banzhaf_size_weights": Sweep(
                 f.banzhaf_size_weights, (4, 0.5), bad_params={"n": [0], **P}
             ),
-            "exact_fsii": Sweep(f.exact_fsii, (game,), bad_params={"max_order": [0]}),
+            "exact_fsii": Sweep(
+                f.exact_fsii,
+                (game,),
+                bad_params={"max_order": [0]},
+                mutates={"game": COUNTED},
+            ),
             "exact_fwbii": Sweep(
-                f.exact_fwbii, (game,), bad_params={**P, "max_order": [0], "crossmodal_only": [1]}
+                f.exact_fwbii,
+                (game,),
+                bad_params={**P, "max_order": [0], "crossmodal_only": [1]},
+                mutates={"game": COUNTED},
             ),
             "explain_game": Sweep(
                 f.explain_game,
@@ -286,7 +302,10 @@ def sweeps() -> dict[str, Sweep]:
             ),
             "game_table": Sweep(f.game_table, (_value, 4), bad_params={"n": [0, 30]}),
             "insertion_deletion": Sweep(
-                f.insertion_deletion, (game, result), bad_params={"order": [0, 3], "scale": ["log"]}
+                f.insertion_deletion,
+                (game, result),
+                bad_params={"order": [0, 3], "scale": ["log"]},
+                mutates={"game": COUNTED},
             ),
             "interaction_lookup": Sweep(
                 f.interaction_lookup,
@@ -295,7 +314,10 @@ def sweeps() -> dict[str, Sweep]:
             ),
             "moebius_transform": Sweep(f.moebius_transform, (table,), width=False),
             "p_faithfulness": Sweep(
-                f.p_faithfulness, (game, result, 50), bad_params={"n_samples": [0], **P, **STATE}
+                f.p_faithfulness,
+                (game, result, 50),
+                bad_params={"n_samples": [0], **P, **STATE},
+                mutates={"game": COUNTED},
             ),
             "plot_interaction_heatmap": Sweep(
                 f.plot_interaction_heatmap,

@@ -270,6 +270,7 @@ def _flower_sweeps(f, folder, clients, tensors, not_a_folder, digits) -> dict[st
             m.FluxStrategy(n_classes=2, max_warmup_rounds=1).start,
             (f["grid"], f["initial"], 2),
             bad_params={"num_rounds": [0, 1]},  # one round leaves none to cluster in
+            mutates={"grid": "the grid counts the messages and bytes it carries, as Flower's do"},
         ),
         "IfcaStrategy": Sweep(
             m.IfcaStrategy,
@@ -283,6 +284,7 @@ def _flower_sweeps(f, folder, clients, tensors, not_a_folder, digits) -> dict[st
             f["grid"].send_and_receive,
             ([f["message"]],),
             bad_params={"messages": [[3], [f["stray"]]], "timeout": [0.0]},
+            mutates={"messages": "a message sent gets its id, as Flower's Grid sets it"},
         ),
         "LocalSuperLink": Sweep(m.LocalSuperLink, bad_params={"startup_timeout": [0.0, -1.0]}),
         "LocalSuperLink.log_tail": Sweep(

@@ -15,6 +15,7 @@ import torch
 
 from paperplug import seeded_torch
 from paperplug.testing import Sweep
+from public_api import SCRIPTED
 
 RESULT = "a result type: built by the package, not called with user input"
 ERROR = "an exception class: raised by the package with its own message"
@@ -269,7 +270,11 @@ def sweeps() -> dict[str, Sweep]:
         "ScriptedChatModel": Sweep(
             m.ScriptedChatModel, (["hi"],), bad_params={"replies": ["hi", [3]]}
         ),
-        "propose": Sweep(m.propose, (m.ScriptedChatModel([CALL]), MESSAGES, specs)),
+        "propose": Sweep(
+            m.propose,
+            (m.ScriptedChatModel([CALL]), MESSAGES, specs),
+            mutates={"model": SCRIPTED},
+        ),
         "execute_call": Sweep(
             m.execute_call,
             (m.ToolCall(name="add", arguments={"a": 2, "b": 3}), tools),
@@ -279,6 +284,7 @@ def sweeps() -> dict[str, Sweep]:
             m.run_agent,
             (m.ScriptedChatModel([CALL, "5"]), MESSAGES, [add]),
             bad_params={"max_steps": [0], "first_tool_choice": ["sometimes"], "guard": ["strict"]},
+            mutates={"model": SCRIPTED},
         ),
         "get_chat_model": Sweep(
             m.get_chat_model,

@@ -171,6 +171,7 @@ def sweeps() -> dict[str, Sweep]:
             (_net(), x, labels, n.TrainingConfig(n_epochs=1, batch_size=30), _gen()),
             bad_params={"y": [torch.full((60,), 3)], "weight": [-torch.ones(60)]},
             reasons={"on_epoch": "a callable (None: no report)"},
+            mutates={"net": "it trains the rule-list network passed in, in place (what it is for)"},
         ),
         "extract_rule_list": Sweep(
             n.extract_rule_list,

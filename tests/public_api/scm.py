@@ -12,6 +12,7 @@ import torch
 from paperplug_llm import ScriptedChatModel
 
 from paperplug.testing import Sweep
+from public_api import SCRIPTED
 
 REASONS = {
     "SCMTrainer": "the Trainer role's contract sweeps it (packages/scm/tests/test_contract.py)",
@@ -147,6 +148,7 @@ def sweeps() -> dict[str, Sweep]:
             bad_params={"prompt": [3]},
             reasons={"conversation_id": "any hashable names a conversation"},
             accepts={"conversation_id:type": "any hashable names a conversation"},
+            mutates={"chat_model": SCRIPTED},
         ),
         "n_words": Sweep(s.n_words, (data[0],)),
         "naive_stop": Sweep(

@@ -305,7 +305,7 @@ class _Uncopyable:
 def judge(variant: Variant, *, same: Callable[[Any, Any], bool]) -> str | None:
     """Run one bad call; None when it was rejected as it should be (the right error, naming
     the argument, the caller's data untouched), else what went wrong."""
-    before = {n: _snapshot(v, same) for n, v in _arguments(variant).items()}
+    before = snapshot_arguments(variant.call, variant.args, variant.kwargs, same=same)
     problems = []
     try:
         variant.call(*variant.args, **variant.kwargs)
@@ -321,18 +321,39 @@ def judge(variant: Variant, *, same: Callable[[Any, Any], bool]) -> str | None:
         )
     else:
         problems.append("accepted without an error")
-    after = _arguments(variant)
-    changed = [n for n, b in before.items() if b is not _Uncopyable and not same(b, after[n])]
+    changed = changed_arguments(before, variant.call, variant.args, variant.kwargs, same=same)
     if changed:
         problems.append(f"mutated the caller's {', '.join(changed)}")
     return f"{variant.key}: {'; '.join(problems)}" if problems else None
 
 
-def _arguments(variant: Variant) -> dict[str, Any]:
+def _arguments(call: Callable[..., Any], args: tuple, kwargs: dict) -> dict[str, Any]:
     try:
-        return named_arguments(variant.call, variant.args, variant.kwargs)
+        return named_arguments(call, args, kwargs)
     except AssertionError:
-        return {f"arg{i}": a for i, a in enumerate(variant.args)} | dict(variant.kwargs)
+        return {f"arg{i}": a for i, a in enumerate(args)} | dict(kwargs)
+
+
+def snapshot_arguments(
+    call: Callable[..., Any], args: tuple, kwargs: dict, *, same: Callable[[Any, Any], bool]
+) -> dict[str, Any]:
+    """A deep copy of each argument of `call(*args, **kwargs)`, by name, to compare with after
+    the call (`changed_arguments`)."""
+    return {n: _snapshot(v, same) for n, v in _arguments(call, args, kwargs).items()}
+
+
+def changed_arguments(
+    before: dict[str, Any],
+    call: Callable[..., Any],
+    args: tuple,
+    kwargs: dict,
+    *,
+    same: Callable[[Any, Any], bool],
+) -> list[str]:
+    """The names of the arguments that differ from their `snapshot_arguments` copy (those
+    that could not be copied faithfully are not compared)."""
+    after = _arguments(call, args, kwargs)
+    return [n for n, b in before.items() if b is not _Uncopyable and not same(b, after[n])]
 
 
 def _origin(exc: BaseException) -> str:

@@ -38,6 +38,7 @@ from paperplug import checks
 from paperplug.battery import (
     Opaque,
     Variant,
+    changed_arguments,
     derived_bad_values,
     input_variants,
     named_arguments,
@@ -45,6 +46,7 @@ from paperplug.battery import (
     param_variants,
     parameters,
     run_battery,
+    snapshot_arguments,
     uncovered,
 )
 from paperplug.compose import compose
@@ -381,7 +383,8 @@ def assert_rejects_bad_input(
 @dataclasses.dataclass
 class Sweep:
     """One valid call of a public callable (`fn(*args, **kwargs)`; for a method, bound to a
-    fresh instance) and what `assert_rejects_bad_input` needs beyond it."""
+    fresh instance) and what `assert_rejects_bad_input` needs beyond it; `mutates` names the
+    arguments the call changes by design (a stateful learner it updates), each with why."""
 
     fn: Callable[..., Any]
     args: tuple = ()
@@ -389,10 +392,12 @@ class Sweep:
     bad_params: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
     reasons: dict[str, str] = dataclasses.field(default_factory=dict)
     accepts: dict[str, str] = dataclasses.field(default_factory=dict)
+    mutates: dict[str, str] = dataclasses.field(default_factory=dict)
     width: bool = True
 
     def run(self) -> None:
-        """The valid call succeeds without touching a global random generator, then the
+        """The valid call succeeds, leaves the caller's arguments (a random generator passed
+        in is there to be drawn from) and the global random generators as they were, then the
         battery on it (an AssertionError lists what was not rejected well): a valid call that
         fails would let every variant pass. Building a torch module may draw its initial
         weights from torch's generator, as torch's own layers do (`torch.manual_seed` before
@@ -401,18 +406,30 @@ class Sweep:
             args, kwargs = copy.deepcopy((self.args, self.kwargs))
         except Exception:  # a model holding a lock: the call gets the originals
             args, kwargs = self.args, self.kwargs
+        before = snapshot_arguments(self.fn, args, kwargs, same=same)
+        stale = sorted(set(self.mutates) - set(before))
+        assert not stale, f"mutates names {stale}, which the valid call does not pass"
         torch = sys.modules.get("torch")
         module = (
             isinstance(self.fn, type) and torch is not None and issubclass(self.fn, torch.nn.Module)
         )
+        what = getattr(self.fn, "__qualname__", repr(self.fn))
         try:
-            what = getattr(self.fn, "__qualname__", repr(self.fn))
             with global_rng_untouched(what, ignore=("torch",) if module else ()):
                 self.fn(*args, **kwargs)
         except AssertionError:
             raise
         except Exception as exc:
             raise AssertionError(f"the valid call fails: {type(exc).__name__}: {exc}") from exc
+        changed = [
+            n
+            for n in changed_arguments(before, self.fn, args, kwargs, same=same)
+            if n not in self.mutates and not _is_generator(before[n])
+        ]
+        assert not changed, (
+            f"the valid call of {what} changed the caller's {', '.join(changed)} (copy it "
+            "first; or, where changing it is the point, name it in mutates= with why)"
+        )
         assert_rejects_bad_input(
             self.fn,
             self.args,
@@ -422,6 +439,16 @@ class Sweep:
             accepts=self.accepts,
             width=self.width,
         )
+
+
+def _is_generator(value: Any) -> bool:
+    """A random generator (random.Random, numpy's Generator or RandomState, torch's)."""
+    return (
+        isinstance(value, random.Random)
+        or (hasattr(value, "bit_generator") and hasattr(value, "spawn"))
+        or (hasattr(value, "get_state") and hasattr(value, "randint"))
+        or (hasattr(value, "get_state") and hasattr(value, "manual_seed"))
+    )
 
 
 def public_callables(module: types.ModuleType) -> list[str]:

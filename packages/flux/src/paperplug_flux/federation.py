@@ -5,6 +5,7 @@ rounds and local training."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import random
 from collections.abc import Callable, Sequence
@@ -114,7 +115,7 @@ def run_strategy(
                 grid=grid,
                 initial_arrays=run.arrays,
                 num_rounds=rounds,
-                train_config=config,
+                train_config=copy.deepcopy(config),  # Flower writes server-round into it
                 evaluate_fn=snapshot,
             )
     finally:
