@@ -50,6 +50,32 @@ def sweeps() -> dict[str, Sweep]:
         "TransversalMatroid.rank": Sweep(
             market.rank, ([0, 1, 2],), bad_params={"elements": [[4], [-1], ["0"]]}
         ),
+        "TransversalMatroid.circuit": Sweep(
+            market.circuit,
+            ([0, 2], 1),
+            bad_params={"independent": [[4], [-1], [0, 1]], "e": [4, -1]},
+        ),
+        "TransversalMatroid.greedy": Sweep(
+            market.greedy, ([3, 2, 1, 0],), bad_params={"order": [[4], [-1], ["0"]]}
+        ),
+        "TransversalMatroid.matching": Sweep(
+            market.matching, ([0, 2],), bad_params={"agents": [[4], [-1], [0, 1]]}
+        ),
+        "GraphicMatroid.circuit": Sweep(
+            m.GraphicMatroid([(0, 1), (1, 2), (0, 2)]).circuit,
+            ([0, 1], 2),
+            bad_params={"independent": [[3], [-1], [0, 1, 2]], "e": [3, -1]},
+        ),
+        "UniformMatroid.circuit": Sweep(
+            m.UniformMatroid(4, 2).circuit,
+            ([0, 1], 2),
+            bad_params={"independent": [[4], [-1], [0, 1, 2]], "e": [4, -1]},
+        ),
+        "PartitionMatroid.circuit": Sweep(
+            m.PartitionMatroid([0, 0, 1], [1, 1]).circuit,
+            ([0], 1),
+            bad_params={"independent": [[3], [-1], [0, 1]], "e": [3, -1]},
+        ),
         "TransversalMatroid.from_graph": Sweep(
             m.TransversalMatroid.from_graph,
             (graph,),

@@ -55,6 +55,17 @@ class Matroid:
             raise ValueError(f"{name} must lie in 0..{self.n - 1}, got {out[0]}..{out[-1]}")
         return out
 
+    def _circuit_args(self, independent: Sequence[int], e: int) -> tuple[list[int], int]:
+        """`circuit`'s arguments checked: an independent set of elements and one element."""
+        items = self._elements(independent, "independent")
+        if isinstance(e, bool) or not isinstance(e, numbers.Integral):
+            raise TypeError(f"e must be an int element index, got {type(e).__name__}")
+        if not 0 <= e < self.n:
+            raise ValueError(f"e must lie in 0..{self.n - 1}, got {e}")
+        if self.rank(items) != len(items):
+            raise ValueError("independent must be an independent set of the matroid")
+        return items, int(e)
+
     def is_independent(self, elements: Iterable[int]) -> bool:
         items = self._elements(elements)
         return self.rank(items) == len(items)
@@ -67,8 +78,14 @@ class Matroid:
     def greedy(self, order: Iterable[int]) -> list[int]:
         """The greedy independent set: each element in `order` kept if it raises the rank.
         It is a maximal independent set of the elements visited (matroid greedy)."""
+        if isinstance(order, (str, bytes)) or not isinstance(order, Iterable):
+            raise TypeError(
+                f"order must be an iterable of element indices, got {type(order).__name__}"
+            )
+        visits = list(order)
+        self._elements(visits, "order")  # ints in range (a repeat is visited, and kept once)
         grown = self.extension()
-        return [int(e) for e in order if grown.add(int(e))]
+        return [int(e) for e in visits if grown.add(int(e))]
 
     def span(self, elements: Iterable[int]) -> np.ndarray:
         """Boolean mask of the closure of `elements`: e is in it when r(J + e) = r(J)."""
@@ -83,7 +100,7 @@ class Matroid:
     def circuit(self, independent: Sequence[int], e: int) -> list[int]:
         """The elements y of the independent set with I − y + e independent: the fundamental
         circuit of e less e (empty when I + e is independent)."""
-        items = self._elements(independent)
+        items, e = self._circuit_args(independent, e)
         if self.rank([*items, e]) > len(items):
             return []
         return [y for y in items if self.rank([x for x in items if x != y] + [e]) == len(items)]
@@ -199,7 +216,7 @@ class TransversalMatroid(Matroid):
     def matching(self, agents: Iterable[int]) -> dict[int, int]:
         """A matching {agent: resource} covering `agents` (they must be independent)."""
         owner = np.full(self.n_resources, -1)
-        for agent in self._elements(agents):
+        for agent in self._elements(agents, "agents"):
             if not self._augment(agent, owner, set()):
                 raise ValueError(f"agents are not independent: agent {agent} cannot be matched")
         return {int(a): int(r) for r, a in enumerate(owner) if a >= 0}
@@ -340,7 +357,7 @@ class GraphicMatroid(Matroid):
 
     def circuit(self, independent: Sequence[int], e: int) -> list[int]:
         """The path of the forest between the ends of e (breadth-first search in the forest)."""
-        items = self._elements(independent)
+        items, e = self._circuit_args(independent, e)
         adjacent: dict[int, list[tuple[int, int]]] = {}
         for y in items:
             u, v = self.tails[y], self.heads[y]
@@ -385,7 +402,7 @@ class UniformMatroid(Matroid):
         return mask
 
     def circuit(self, independent: Sequence[int], e: int) -> list[int]:
-        items = self._elements(independent)
+        items, e = self._circuit_args(independent, e)
         return items if len(items) >= self.k else []
 
 
@@ -431,7 +448,7 @@ class PartitionMatroid(Matroid):
         return mask
 
     def circuit(self, independent: Sequence[int], e: int) -> list[int]:
-        items = self._elements(independent)
+        items, e = self._circuit_args(independent, e)
         same = [y for y in items if self.blocks[y] == self.blocks[e]]
         return same if len(same) >= self.capacities[self.blocks[e]] else []
 
