@@ -14,17 +14,14 @@ from paperplug.testing import Sweep
 
 CONTRACT = "the Explainer role's contract sweeps it (packages/adaptgrad/tests/test_contract.py)"
 REASONS = {
-    "AdaptGrad": CONTRACT,
-    "SmoothGrad": CONTRACT,
     "NoiseGrad": CONTRACT,
     "NoiseGradPlusPlus": CONTRACT,
     "GradientSmoothing": "the base of the four explainers the Explainer contract sweeps (its "
     "noise_scale is theirs to define)",
-    "WeightNoise": "settings checked where used (WeightNoise.check, at explain): the Explainer "
-    "contract sweeps bad ones through weight_noise (packages/adaptgrad/tests/test_contract.py)",
 }
 C = [0.0, 1.0]
 ANY_WIDTH = "scalar bounds fit inputs of any width"
+ANY = {"points:width": ANY_WIDTH}
 OPERATOR = {
     "x:width": "the gradient operator takes the model's width (its ValueError names its points)"
 }
@@ -65,6 +62,17 @@ def sweeps() -> dict[str, Sweep]:
     curve = a.deletion_curve(forward, x, maps, targets, steps=4).contiguous()
     processor = SimpleNamespace(do_normalize=True, image_mean=[0.5, 0.4], image_std=[0.2, 0.3])
     return {
+        "AdaptGrad.noise_scale": Sweep(
+            a.AdaptGrad().noise_scale, (x, lo, hi), bad_params={"hi": [lo]}, accepts=ANY
+        ),
+        "SmoothGrad.noise_scale": Sweep(
+            a.SmoothGrad().noise_scale, (x, lo, hi), bad_params={"hi": [lo]}, accepts=ANY
+        ),
+        "WeightNoise.operator": Sweep(
+            a.WeightNoise(n_models=2).operator,
+            (model, lambda f: lambda p, t: a.class_gradient(f, p, t), g),
+            bad_params={"model": [forward]},
+        ),
         "adaptive_sigma": Sweep(
             a.adaptive_sigma,
             (x, lo, hi),

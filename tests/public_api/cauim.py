@@ -16,9 +16,6 @@ from paperplug.testing import Sweep
 REASONS = {
     "CheckedValue": "a result type (what checked_greedy returns)",
     "SeedSelection": "a result type (what the seed selections return)",
-    "CausalInfluenceMaximization": (
-        "the Solver role's contract sweeps it (packages/cauim/tests/test_contract.py)"
-    ),
 }
 GRAPH = nx.path_graph(6)
 ADJACENCY = sparse.csr_matrix(nx.to_scipy_sparse_array(GRAPH))
@@ -52,6 +49,11 @@ def sweeps() -> dict[str, Sweep]:
     learner = c.TLearner(LinearRegression()).fit(x, e, t, y)
     frame = pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "exposure": e, "treated": t, "y": y})
     seeds, k = np.array([0, 3]), {"k": [0, 7]}
+    hyper = c.Hypergraph([[0, 1, 2], [2, 3, 4]])
+    hyper_objective = c.HypergraphObjective(hyper, tau, steps=2, n_worlds=2, seed=0)
+    labelled = c.DiffusionNetwork(
+        3, np.array([0, 1]), np.array([1, 2]), np.full(2, 0.5), list("abc")
+    )
     return {
         "DiffusionNetwork": Sweep(
             c.DiffusionNetwork,
@@ -196,4 +198,49 @@ def sweeps() -> dict[str, Sweep]:
             c.top_effect, (grid, 2), {"exposure": 0.3}, bad_params={**k, "exposure": [-0.1, 1.5]}
         ),
         "random_seeds": Sweep(c.random_seeds, (network, 2, 0), bad_params={**k, "seed": [-1]}),
+        "CausalInfluenceMaximization.effects": Sweep(
+            c.CausalInfluenceMaximization(grid_points=3).effects,
+            (network, {"tau": tau}),
+            bad_params={"problem": [{}, {"tau": 3}, {"covariates": np.zeros((6, 2))}]},
+        ),
+        "Hypergraph.simulate": Sweep(
+            hyper.simulate,
+            (np.array([0]), 0.5, 2, np.random.default_rng(0)),
+            bad_params={
+                "seeds": [[5], [-1]],
+                "beta": [0.0, 1.5],
+                "steps": [0],
+                "rng": [0],
+            },
+            accepts={"seeds:empty": "no seeds activate no node: an all-False mask"},
+        ),
+        "HypergraphObjective.value": Sweep(
+            hyper_objective.value, (seeds,), bad_params={"seeds": [[5], [-1]]}, accepts=EMPTY_SEEDS
+        ),
+        "HypergraphObjective.world_value": Sweep(
+            hyper_objective.world_value,
+            (seeds, 1),
+            bad_params={"seeds": [[5], [-1]], "world": [-1, 2]},
+            accepts=EMPTY_SEEDS,
+        ),
+        "CausalObjective.world_value": Sweep(
+            objective.world_value,
+            (seeds, 1),
+            bad_params={"seeds": [[6], [-1]], "world": [-1, 4]},
+            accepts=EMPTY_SEEDS,
+        ),
+        "LiveEdgeWorlds.activated": Sweep(
+            worlds.activated,
+            (seeds, 1),
+            bad_params={"seeds": [[6], [-1]], "world": [-1, 4]},
+            accepts={"seeds:empty": "no seeds reach no node: an all-False mask"},
+        ),
+        "LiveEdgeWorlds.reach_matrix": Sweep(
+            worlds.reach_matrix, (1,), bad_params={"world": [-1, 4]}
+        ),
+        "DiffusionNetwork.index": Sweep(
+            labelled.index,
+            (["a", "c"],),
+            bad_params={"nodes": [["z"], "ac", [["a"]]]},
+        ),
     }

@@ -13,7 +13,6 @@ from paperplug import seeded_torch
 from paperplug.testing import Sweep
 
 REASONS = {
-    "ChunkExplainer": "the Explainer role's contract sweeps it (packages/chunking/tests/test_contract.py)",
     "Template": "a result type (what pa_template returns)",
 }
 
@@ -38,6 +37,7 @@ def sweeps() -> dict[str, Sweep]:
     net, x = _net(), torch.as_tensor(rng.normal(size=(1, 5, 4)), dtype=torch.float32)
     template = c.pa_template(H, positions[:3], 0.5)
     dsc = c.DiscreteSequenceChunker(n_bins=2, min_freq=2).fit(H[:, :2], list("ab" * 20))
+    explainer = c.ChunkExplainer()
     pa = c.PopulationAveraging(n_train=3, taus=(0.5, 1.0)).fit(H, positions)
     ucd = c.UnsupervisedChunkDiscovery(n_chunks=2, epochs=2).fit(H)
     labels = np.zeros(40, dtype=bool)
@@ -192,5 +192,8 @@ def sweeps() -> dict[str, Sweep]:
         ),
         "next_symbol_probs": Sweep(
             c.next_symbol_probs, (net, x, 1), bad_params={"position": [-1, 5]}
+        ),
+        "ChunkExplainer.activations": Sweep(
+            explainer.activations, (None, H), bad_params={"model": ["a model"]}, width=False
         ),
     }

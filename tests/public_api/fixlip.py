@@ -12,7 +12,6 @@ from paperplug import seeded_torch
 from paperplug.testing import Sweep
 
 REASONS = {
-    "FIxLIP": "the Explainer role's contract sweeps it (packages/fixlip/tests/test_contract.py)",
     "Interactions": "a result type (what the estimators return)",
 }
 P = {"p": [0.0, 1.0, -0.1]}
@@ -30,6 +29,7 @@ def _pair() -> f.DualEncoderGame:
     return f.DualEncoderGame(lambda m: np.tanh(m @ wa), lambda m: np.tanh(m @ wb), 3, 2)
 
 
+MASKS_A, MASKS_B = np.array([[1, 0, 1], [0, 1, 1]]), np.array([[1, 0], [1, 1], [0, 1]])
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 LOOKUPS = [[], [(0, 0)], [(1, 0)], [(-1,)], [(0,), (0,)], [(2.5,)], ["a"]]
 
@@ -358,6 +358,22 @@ def sweeps() -> dict[str, Sweep]:
             ),
             "weighted_banzhaf_values": Sweep(
                 f.weighted_banzhaf_values, (table, 0.5), bad_params={"table": [np.ones(3)], **P}
+            ),
+            "FIxLIP.interactions": Sweep(
+                f.FIxLIP().interactions,
+                (pair,),
+                mutates={"game": "its encoder_calls counts the encoder passes (a meter)"},
+            ),
+            "DualEncoderGame.embed_a": Sweep(
+                pair.embed_a, (MASKS_A,), bad_params={"masks": [MASKS_A * 2]}
+            ),
+            "DualEncoderGame.embed_b": Sweep(
+                pair.embed_b, (MASKS_B,), bad_params={"masks": [MASKS_B * 2]}
+            ),
+            "DualEncoderGame.cross_values": Sweep(
+                pair.cross_values,
+                (MASKS_A, MASKS_B),
+                bad_params={"masks_a": [MASKS_A * 2], "masks_b": [MASKS_B * 2]},
             ),
         }
     )

@@ -18,13 +18,11 @@ from flwr.serverapp.strategy import FedAvg
 from paperplug.testing import Sweep
 
 REASONS = {
-    "FLUX": "the Trainer role's contract sweeps it (packages/flux/tests/test_contract.py)",
     "Clustering": "a result type (what cluster_clients returns)",
     "Decision": "a result type (a clustering's or a warm-up's decision)",
     "FederationRun": "a result type (what run_strategy returns)",
     "FluxRun": "a result type (what FLUX keeps after fit; save_run / load_run)",
     "MethodResult": "a result type (what run_method returns)",
-    "BlockScaler": "fitted by cluster_clients, kept in its Clustering",
     "Projection": "made by data_free_projection",
 }
 SEED = {"seed": [-1]}
@@ -122,8 +120,18 @@ def sweeps() -> dict[str, Sweep]:
     folder, clients, tensors = f["folder"], f["clients"], f["tensors"]
     not_a_folder = [folder / "file"]
     digits = _clients(rng, 64, 10)  # the embedded MLP's input
+    flux = m.FLUX(_net, "latent", 2, rounds=2, max_warmup_rounds=1, local_epochs=1).fit(clients)
+    unseen = rng.random((6, 4)).astype(np.float32)
     return {
         **_flower_sweeps(f, folder, clients, tensors, not_a_folder, digits),
+        "FLUX.describe": Sweep(flux.describe, (unseen,), bad_params={"X": [unseen[:, :3]]}),
+        "FLUX.assign": Sweep(flux.assign, (unseen,), bad_params={"X": [unseen[:, :3]]}),
+        "FLUX.client_accuracy": Sweep(
+            flux.client_accuracy, (clients,), bad_params={"test_sets": [clients[:1]]}
+        ),
+        "BlockScaler.transform": Sweep(
+            clustering.scaler.transform, (D,), bad_params={"descriptors": [D[:, :3]]}
+        ),
         "assign_clients": Sweep(m.assign_clients, (D[:2, :4], clustering)),
         "average_linkage": Sweep(m.average_linkage, (dist, 1.0), bad_params={"threshold": [-1.0]}),
         "block_ratio": Sweep(

@@ -74,6 +74,12 @@ def sweeps() -> dict[str, Sweep]:
             },
         ),
         "InfluenceAttributor.cache": Sweep(g.InfluenceAttributor("grass", 8).cache, (model, X, y)),
+        "InfluenceAttributor.explain": Sweep(
+            g.InfluenceAttributor("grass", 8).explain,
+            (model, (X[:2], y[:2])),
+            {"train": (X, y)},
+            bad_params={"target": ["accuracy"], "inputs": [(X[:2],)], "train": [(X, y[:3])]},
+        ),
         "InfluenceAttributor.attribute": Sweep(
             attributor.attribute, (X[:3], y[:3]), bad_params={"damping": [0.0, -1.0]}
         ),

@@ -22,6 +22,26 @@ def sweeps() -> dict[str, Sweep]:
     attention = torch.softmax(torch.randn(12, 12, generator=torch.Generator().manual_seed(0)), -1)
     return {
         "KGramConstruction": Sweep(g.KGramConstruction, bad_params=CONSTRUCTION),
+        "KGramConstruction.solve": Sweep(
+            g.KGramConstruction().solve,
+            ({"vocab_size": 3, "k": 2, "sequences": np.array([[0, 1, 2, 1, 0, 2]])},),
+            {"seed": 0},
+            bad_params={
+                "problem": [
+                    {"vocab_size": 3},
+                    {"vocab_size": 1, "k": 2},
+                    {"vocab_size": 3, "k": 0},
+                    {"vocab_size": 3, "k": 2, "sequences": np.array([[0, 5]])},
+                ],
+                "seed": [-1],
+            },
+            width=False,  # sequences of any length
+        ),
+        "KGramTransformer.relative_bias": Sweep(
+            model.relative_bias,
+            (5, torch.float32, torch.device("cpu")),
+            bad_params={"n": [0], "dtype": [torch.int64], "device": ["no-such-device"]},
+        ),
         "KGramForCausalLM": Sweep(
             g.KGramForCausalLM, (g.KGramConfig(vocab_size=3, k=2, max_len=16),)
         ),

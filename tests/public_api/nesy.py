@@ -11,13 +11,26 @@ from paperplug.testing import Sweep
 
 REASONS = {
     "LPSolution": "a result type (what pseudo_labels returns)",
-    "NeSyImbalanceTrainer": "the Trainer role's contract sweeps it (packages/nesy/tests/test_contract.py)",
 }
 R = np.array([0.5, 0.3, 0.2])
 
 
 def _max(y: tuple[int, ...]) -> int:
     return max(y)
+
+
+rng0 = np.random.default_rng(0)
+X = rng0.normal(size=(40, 4))
+
+
+def _fitted() -> n.NeSyImbalanceTrainer:
+    """A trainer fitted for one epoch on 20 bags of 2 instances (MAX of 3 classes), with LA."""
+    y = rng0.integers(3, size=(20, 2))
+    bags = X.reshape(20, 2, 4) + y[..., None]
+    trainer = n.NeSyImbalanceTrainer(
+        M=2, n_classes=3, hidden=8, epochs=1, test_mitigation="la", progress=False
+    )
+    return trainer.fit(bags, y.max(1))
 
 
 def sweeps() -> dict[str, Sweep]:
@@ -117,5 +130,13 @@ def sweeps() -> dict[str, Sweep]:
             (np.array([0, 1, 2, 1]), np.array([0, 1, 2, 2]), 3),
             bad_params={"n_classes": [1]},
             width=False,
+        ),
+        "NeSyImbalanceTrainer.predict_calibrated": Sweep(_fitted().predict_calibrated, (X[:3],)),
+        "SymbolicFunction.proofs": Sweep(sigma.proofs, (2,), bad_params={"s": [5, -1]}),
+        "SymbolicFunction.index": Sweep(
+            total.index,
+            (np.array([0, 4]),),
+            bad_params={"s": [[5], [-1]], "name": [""]},
+            accepts={"s:empty": "no outputs, no positions: an empty index array"},
         ),
     }

@@ -12,7 +12,6 @@ import torch
 from paperplug.testing import Sweep
 
 REASONS = {
-    "NeuRulesClassifier": "the Trainer role's contract sweeps it (packages/neurules/tests/test_contract.py)",
     "Condition": "a result type (a condition of the rules extract_rule_list returns)",
     "Rule": "a result type (a rule of the list extract_rule_list returns)",
     "RuleList": "a result type (what extract_rule_list returns)",
@@ -196,5 +195,13 @@ def sweeps() -> dict[str, Sweep]:
             n.prune_conditions,
             (model.rule_list_, X),
             width=False,  # reads its conditions' columns
+        ),
+        "NeuRulesClassifier.predict_soft": Sweep(model.predict_soft, (X[:5],)),
+        "NeuralRuleList.rule_activations": Sweep(_net().rule_activations, (x[:5],)),
+        "NeuralRuleList.soft_proba": Sweep(
+            _net().soft_proba, (x[:5], 1.0), bad_params={"selector_temp": TEMP}
+        ),
+        "TrainingConfig.rows": Sweep(
+            n.TrainingConfig(n_epochs=2).rows, (100,), bad_params={"n_rows": [0, -1]}
         ),
     }

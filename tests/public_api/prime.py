@@ -3,22 +3,30 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
+import numpy as np
 import paperplug_prime as p
 import torch
 
 from paperplug import seeded_torch
 from paperplug.testing import Sweep
 
-REASONS = {
-    "PrimeMDM": "the Trainer role's contract sweeps it (packages/prime/tests/test_contract.py)",
-}
+REASONS = {}
 
 
 def _gen() -> torch.Generator:
     return torch.Generator().manual_seed(0)
 
 
+FOLDER = Path(tempfile.mkdtemp())
+(FOLDER / "file.txt").write_text("not a folder")
+
+
 def sweeps() -> dict[str, Sweep]:
+    tokens = np.random.default_rng(0).integers(0, 5, size=(8, 3))
+    fitted = p.PrimeMDM(ell=2, hidden=8, steps=2, progress=False).fit(tokens)
     sub, schedule = p.Subtokenizer(5, 2), p.Schedule("linear")
     with seeded_torch(0):
         model = p.PrimeDenoiser(5, 3, 2, 3, hidden=8, dropout=0.0)
@@ -95,5 +103,19 @@ def sweeps() -> dict[str, Sweep]:
             p.euler_sample,
             (model, sub, schedule, 2, 3, 2, _gen()),
             bad_params={"n": [0], "seq_len": [0, 4], "nfe": [0], "device": ["no-such-device"]},
+        ),
+        "PrimeMDM.nelbo": Sweep(
+            fitted.nelbo,
+            (tokens[:2],),
+            {"n_t": 2, "batch_size": 2},
+            bad_params={
+                "tokens": [tokens[:2] + 5, tokens[:2] - 1, tokens[:2, :2]],
+                "n_t": [0],
+                "seed": [-1],
+                "batch_size": [0],
+            },
+        ),
+        "PrimeMDM.save": Sweep(
+            fitted.save, (FOLDER / "ckpt",), bad_params={"path": [FOLDER / "file.txt"]}
         ),
     }

@@ -10,7 +10,7 @@ import torch
 from paperplug import seeded_torch
 from paperplug.testing import Sweep
 
-REASONS = {"RDX": "the Explainer role's contract sweeps it (packages/rdx/tests/test_contract.py)"}
+REASONS: dict[str, str] = {}
 SQUARE = "an (n, n) matrix over the items: one more column is rejected as not square"
 
 
@@ -45,6 +45,13 @@ def sweeps() -> dict[str, Sweep]:
             },
         ),
         "neighborhood_ranks": Sweep(r.neighborhood_ranks, (R0,), width=False),
+        "RDX.representations": Sweep(
+            r.RDX().representations,
+            (None, (R0, R1), None),
+            bad_params={"inputs": [(R0,), (R0, R1[:5])], "model": [(model,), "a model"]},
+            reasons={"layer": "read only when model is given (None here: the representations)"},
+            width=False,  # two models' widths may differ
+        ),
         "max_normalized": Sweep(r.max_normalized, (R0,), width=False),
         "local_scaling": Sweep(
             r.local_scaling, (R0,), {"k": 3}, bad_params={"k": [0]}, width=False

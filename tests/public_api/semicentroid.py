@@ -113,4 +113,14 @@ def sweeps() -> dict[str, Sweep]:
         "kmeans_pp": Sweep(
             s.kmeans_pp, (X, 2), bad_params={"k": [0, 9], "seed": [-1]}, width=False
         ),
+        "SemiCentroidInstance.check_agents": Sweep(
+            inst.check_agents,
+            (np.array([0, 2]), "value"),  # errors name what `name` says
+            bad_params={"value": [[-1], [inst.n], [0, 0]], "name": [""]},
+        ),
+        "SemiCentroidInstance.check_center": Sweep(
+            inst.check_center,
+            (1, "value"),
+            bad_params={"value": [-1, inst.n_centers], "name": [""]},
+        ),
     }

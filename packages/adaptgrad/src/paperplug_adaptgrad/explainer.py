@@ -14,7 +14,13 @@ import torch
 from paperplug import Explanation
 from paperplug.checks import argument_errors, check_scalar, check_tensor, check_type
 from paperplug_adaptgrad.composition import BASE_METHODS, BaseMethod
-from paperplug_adaptgrad.noise_scale import Bounds, adaptive_sigma, resolve_bounds, smoothgrad_sigma
+from paperplug_adaptgrad.noise_scale import (
+    Bounds,
+    adaptive_sigma,
+    check_range,
+    resolve_bounds,
+    smoothgrad_sigma,
+)
 from paperplug_adaptgrad.noisegrad import WeightNoise
 from paperplug_adaptgrad.smoothing import (
     Forward,
@@ -281,6 +287,7 @@ class SmoothGrad(GradientSmoothing):
         self.alpha = alpha
 
     def noise_scale(self, points: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+        check_range(points, lo, hi, "points")
         return smoothgrad_sigma(points, lo, hi, self.alpha)
 
     def _scale_params(self) -> dict[str, Any]:
@@ -324,6 +331,7 @@ class AdaptGrad(GradientSmoothing):
         self.c = c
 
     def noise_scale(self, points: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+        check_range(points, lo, hi, "points")
         return adaptive_sigma(points, lo, hi, self.c)
 
     def _scale_params(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_callable, check_scalar, check_type
 from paperplug_adaptgrad.smoothing import GradientOperator, accumulator_dtype
 
 GradientBuilder = Callable[[Callable[[torch.Tensor], Any]], GradientOperator]  # model -> operator
@@ -55,6 +55,8 @@ class WeightNoise:
     ) -> WeightSmoothedGradient:
         """The NoiseGrad operator around `make_gradient(perturbed model)`, noise from `generator`."""
         self.check()
+        check_callable(make_gradient, "make_gradient", what="function (model -> gradient operator)")
+        check_type(generator, "generator", torch.Generator)
         if not isinstance(model, torch.nn.Module) or not any(True for _ in model.parameters()):
             raise TypeError(
                 "NoiseGrad perturbs the model's weights: model must be a torch.nn.Module with "

@@ -17,6 +17,7 @@ from paperplug.checks import (
     check_type,
 )
 from paperplug_cauim.exposure import TauFn
+from paperplug_cauim.network import check_nodes
 
 
 class Hypergraph:
@@ -62,8 +63,20 @@ class Hypergraph:
     def simulate(
         self, seeds: np.ndarray, beta: float, steps: int, rng: np.random.Generator
     ) -> np.ndarray:
+        """Mask (n,) of the nodes active after `steps` rounds from `seeds`, drawn from `rng`."""
+        seeds = check_nodes(seeds, self.n, "seeds", min_len=0)
+        check_scalar(beta, "beta", "real", low=0.0, high=1.0, inclusive="right")
+        check_scalar(steps, "steps", "int", low=1)
+        check_type(
+            rng, "rng", np.random.Generator, what="a numpy Generator (np.random.default_rng)"
+        )
+        return self._simulate(seeds, beta, steps, rng)
+
+    def _simulate(
+        self, seeds: np.ndarray, beta: float, steps: int, rng: np.random.Generator
+    ) -> np.ndarray:
         active = np.zeros(self.n, dtype=bool)
-        active[np.asarray(seeds, dtype=np.int64)] = True
+        active[seeds] = True
         H, M = self.incidence, self.members
         for _ in range(steps):
             for v in np.flatnonzero(active):
@@ -94,8 +107,14 @@ class HypergraphObjective:
         self.network = hypergraph  # g_cauim reads network.n
 
     def world_value(self, seeds: np.ndarray, world: int) -> float:
+        """σ_τ(`seeds`) in one simulated world (0..n_worlds-1)."""
+        seeds = np.unique(check_nodes(seeds, self.hypergraph.n, "seeds", min_len=0))
+        high = len(self.world_seeds) - 1
+        return self._world_value(seeds, check_scalar(world, "world", "int", low=0, high=high))
+
+    def _world_value(self, seeds: np.ndarray, world: int) -> float:
         rng = np.random.default_rng(self.world_seeds[world])
-        active = self.hypergraph.simulate(seeds, self.beta, self.steps, rng)
+        active = self.hypergraph._simulate(seeds, self.beta, self.steps, rng)
         nodes = np.flatnonzero(active)
         counts = np.asarray(self.hypergraph.neighbours[nodes][:, nodes].sum(0)).ravel()
         degree = self.hypergraph.degree[nodes]
@@ -106,8 +125,9 @@ class HypergraphObjective:
         return float(values.sum())
 
     def value(self, seeds: np.ndarray) -> tuple[float, float]:
-        seeds = np.unique(np.asarray(seeds, dtype=np.int64))
-        per_world = np.array([self.world_value(seeds, r) for r in range(len(self.world_seeds))])
+        """(mean over worlds, standard error) of σ_τ(`seeds`) (node indices)."""
+        seeds = np.unique(check_nodes(seeds, self.hypergraph.n, "seeds", min_len=0))
+        per_world = np.array([self._world_value(seeds, r) for r in range(len(self.world_seeds))])
         return float(per_world.mean()), float(per_world.std(ddof=1) / np.sqrt(len(per_world)))
 
     def singleton_values(self) -> np.ndarray:

@@ -3,7 +3,7 @@ undirected edge is two arcs), and each node's in-neighbours (whose activation is
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,11 +68,15 @@ class DiffusionNetwork:
 
     def index(self, nodes: Any) -> np.ndarray:
         """Node labels → indices (raises naming an unknown node)."""
+        if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+            raise TypeError(f"nodes must be a list of node labels, got {type(nodes).__name__}")
         lookup = {label: i for i, label in enumerate(self.labels)}
         try:
             return np.array([lookup[v] for v in nodes], dtype=np.int64)
         except KeyError as exc:
-            raise ValueError(f"node {exc.args[0]!r} is not in the network") from exc
+            raise ValueError(f"nodes: node {exc.args[0]!r} is not in the network") from exc
+        except TypeError as exc:  # an unhashable label
+            raise TypeError(f"nodes must hold node labels (hashable): {exc}") from exc
 
 
 def check_network(value: Any, name: str = "network") -> DiffusionNetwork:

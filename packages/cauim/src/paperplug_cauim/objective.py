@@ -50,7 +50,12 @@ class CausalObjective:
         )
 
     def world_value(self, seeds: np.ndarray, world: int) -> float:
-        active = self.worlds.activated(seeds, world)
+        """The causal gain of `seeds` (node indices) in one world (0..n_worlds-1)."""
+        seeds = np.unique(check_nodes(seeds, self.network.n, "seeds", min_len=0))
+        return self._world_value(seeds, self.worlds.check_world(world))
+
+    def _world_value(self, seeds: np.ndarray, world: int) -> float:
+        active = self.worlds._activated(seeds, world)
         nodes = np.flatnonzero(active)
         counts = np.asarray(self.network.adjacency[nodes][:, nodes].sum(0)).ravel()
         values = self.tau(nodes, _exposures(self.network, nodes, counts))
@@ -61,7 +66,7 @@ class CausalObjective:
     def value(self, seeds: np.ndarray) -> tuple[float, float]:
         """(mean over worlds, standard error) of the causal gain of `seeds` (node indices)."""
         seeds = np.unique(check_nodes(seeds, self.network.n, "seeds", min_len=0))
-        per_world = np.array([self.world_value(seeds, r) for r in range(self.worlds.n_worlds)])
+        per_world = np.array([self._world_value(seeds, r) for r in range(self.worlds.n_worlds)])
         se = per_world.std(ddof=1) / np.sqrt(len(per_world)) if len(per_world) > 1 else np.nan
         return float(per_world.mean()), float(se)
 

@@ -66,7 +66,7 @@ class ReverseSamples:
         self._by_node = None
         return self
 
-    def live(self, sample: np.ndarray, arc: np.ndarray) -> np.ndarray:
+    def _live(self, sample: np.ndarray, arc: np.ndarray) -> np.ndarray:
         """Whether `arc` is live in the world of `sample`, elementwise (a hashed coin)."""
         return (
             _uniform(self.key[sample] ^ (arc.astype(np.uint64) * _GOLDEN)) < self.network.prob[arc]
@@ -92,7 +92,7 @@ class ReverseSamples:
         slot_node = inn.indices[concat_ranges(inn.indptr[roots], degree)]
         # a slot is live when one of its arcs u → root is live in the sample's world
         arcs, which = self._in_arcs(roots)
-        on = self.live(samples[which], arcs)
+        on = self._live(samples[which], arcs)
         live_key = unique_counts(samples[which][on] * n + net.source[arcs][on])[0]
         self.slot_sample = np.concatenate([self.slot_sample, slot_sample])
         self.slot_live = np.concatenate(
@@ -106,7 +106,7 @@ class ReverseSamples:
         while len(frontier_node):
             arcs, which = self._in_arcs(frontier_node)
             slot = frontier_slot[which]
-            on = self.live(self.slot_sample[slot], arcs)
+            on = self._live(self.slot_sample[slot], arcs)
             keys = unique_counts(slot[on] * n + net.source[arcs[on]])[0]
             keys = keys[~seen.contains(keys)]
             seen.add(keys)
@@ -192,7 +192,7 @@ class ReverseObjective:
             shape=(network.n, samples.n_samples),
         )
 
-    def sample_values(
+    def _sample_values(
         self, samples: np.ndarray, active: np.ndarray, seed_root: np.ndarray, count: np.ndarray
     ) -> np.ndarray:
         """Each sample's term 1{root active, root not an excluded seed}·τ_root(count/degree)."""
@@ -227,7 +227,7 @@ class ReverseObjective:
         active = np.zeros(len(keys), dtype=bool)
         active[position] = live
         is_root = sorted_member(keys, as_root)
-        values = self.sample_values(keys % total, active | is_root, is_root, counts)
+        values = self._sample_values(keys % total, active | is_root, is_root, counts)
         return np.bincount(keys // total, weights=values, minlength=n) * self.scale
 
     def start(self) -> ReverseState:
@@ -274,10 +274,10 @@ class ReverseState:
         new_active[where] |= lit
         new_seed_root = self.seed_root[affected] | is_root
         new_count = self.count[affected] + bumps
-        before = obj.sample_values(
+        before = obj._sample_values(
             affected, self.active[affected], self.seed_root[affected], self.count[affected]
         )
-        after = obj.sample_values(affected, new_active, new_seed_root, new_count)
+        after = obj._sample_values(affected, new_active, new_seed_root, new_count)
         gain = float((after - before).sum()) * obj.scale
         return gain, (slots, affected, new_active, new_seed_root, new_count)
 
@@ -300,7 +300,7 @@ class ReverseState:
     def estimate(self) -> tuple[float, float]:
         """(σ̂(S), its standard error: the samples are independent)."""
         obj, s = self.objective, self.objective.samples
-        values = obj.sample_values(np.arange(s.n_samples), self.active, self.seed_root, self.count)
+        values = obj._sample_values(np.arange(s.n_samples), self.active, self.seed_root, self.count)
         n, size = obj.network.n, len(values)
         se = n * values.std(ddof=1) / np.sqrt(size) if size > 1 else np.nan
         return float(n * values.mean()), float(se)

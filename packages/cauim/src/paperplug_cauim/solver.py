@@ -19,7 +19,7 @@ from paperplug.checks import (
 )
 from paperplug_cauim.exposure import ExposureGrid
 from paperplug_cauim.holdout import checked_greedy
-from paperplug_cauim.network import DiffusionNetwork, to_network
+from paperplug_cauim.network import DiffusionNetwork, check_network, to_network
 from paperplug_cauim.proxy import a_cauim
 from paperplug_cauim.reverse import ReverseObjective, ReverseSamples
 
@@ -68,6 +68,8 @@ class CausalInfluenceMaximization:
 
     def effects(self, network: DiffusionNetwork, problem: dict) -> ExposureGrid:
         """τ on the exposure grid: given, or estimated from the records."""
+        check_network(network)
+        check_type(problem, "problem", dict)
         if problem.get("tau") is not None:
             tau = check_callable(
                 problem["tau"], "problem['tau']", what="function tau(node_indices, exposures)"

@@ -9,7 +9,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from paperplug.checks import check_scalar, check_seed
-from paperplug_cauim.network import DiffusionNetwork, check_network
+from paperplug_cauim.network import DiffusionNetwork, check_network, check_nodes
 
 
 class LiveEdgeWorlds:
@@ -35,6 +35,14 @@ class LiveEdgeWorlds:
 
     def activated(self, seeds: np.ndarray, world: int) -> np.ndarray:
         """Boolean mask (n,) of the nodes `seeds` reach in `world` (seeds included)."""
+        seeds = check_nodes(seeds, self.network.n, "seeds", min_len=0)
+        return self._activated(seeds, self.check_world(world))
+
+    def check_world(self, world: object) -> int:
+        """`world` if it indexes one of the worlds (0..n_worlds-1), else an error naming it."""
+        return check_scalar(world, "world", "int", low=0, high=self.n_worlds - 1)
+
+    def _activated(self, seeds: np.ndarray, world: int) -> np.ndarray:
         graph = self.live[world]
         active = np.zeros(self.network.n, dtype=bool)
         frontier = np.unique(np.asarray(seeds, dtype=np.int64))
@@ -54,6 +62,7 @@ class LiveEdgeWorlds:
 
         Strongly connected components share their reach, so the transitive closure is taken
         on the condensation (a DAG) by frontier expansion, then mapped back to nodes."""
+        world = self.check_world(world)
         if world in self._reach:
             return self._reach[world]
         graph, n = self.live[world], self.network.n

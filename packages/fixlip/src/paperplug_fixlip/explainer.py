@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from paperplug import Explanation
-from paperplug.checks import check_choice, check_scalar, check_seed
+from paperplug.checks import check_choice, check_scalar, check_seed, check_type
 from paperplug_fixlip.estimators import (
     approximate,
     approximate_crossmodal,
@@ -96,6 +96,7 @@ class FIxLIP:
     def interactions(self, game: DualEncoderGame | FunctionGame) -> Interactions:
         """The Interactions of a game, with the estimator the settings call for, after
         checking its memory estimate against `max_memory_gib`."""
+        check_type(game, "game", (DualEncoderGame, FunctionGame))
         limit = self.max_memory_gib * GIB
         dual = isinstance(game, DualEncoderGame)
         cross = self.lookup_kind == "crossmodal"

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from paperplug.checks import check_scalar, check_sequence, check_type
+from paperplug.checks import check_array, check_scalar, check_sequence, check_type
 
 Encoder = Callable[[np.ndarray], Any]  # bool (B, n_players of the modality) -> (B, d)
 
@@ -84,21 +84,24 @@ class DualEncoderGame:
 
     def embed_a(self, masks: np.ndarray) -> np.ndarray:
         """Normalised embeddings of the first input under each mask (one pass per row)."""
-        return self._embed(self.encode_a, np.asarray(masks, dtype=bool), "encode_a")
+        return self._embed(self.encode_a, _masks(masks, "masks", self.n_a), "encode_a")
 
     def embed_b(self, masks: np.ndarray) -> np.ndarray:
-        return self._embed(self.encode_b, np.asarray(masks, dtype=bool), "encode_b")
+        """Normalised embeddings of the second input under each mask (one pass per row)."""
+        return self._embed(self.encode_b, _masks(masks, "masks", self.n_b), "encode_b")
 
     def cross_values(self, masks_a: np.ndarray, masks_b: np.ndarray) -> np.ndarray:
         """Raw similarity of every (a, b) pairing, (B_a, B_b), from B_a + B_b passes and one
         matmul (§3, the cross-modal trick)."""
-        return self.scale * self.embed_a(masks_a) @ self.embed_b(masks_b).T
+        ea = self._embed(self.encode_a, _masks(masks_a, "masks_a", self.n_a), "encode_a")
+        eb = self._embed(self.encode_b, _masks(masks_b, "masks_b", self.n_b), "encode_b")
+        return self.scale * ea @ eb.T
 
     def __call__(self, coalitions: np.ndarray) -> np.ndarray:
         """Raw similarity of each joint coalition (bool (m, n)): two passes per row."""
         coalitions = np.asarray(coalitions, dtype=bool)
-        ea = self.embed_a(coalitions[:, : self.n_a])
-        eb = self.embed_b(coalitions[:, self.n_a :])
+        ea = self._embed(self.encode_a, coalitions[:, : self.n_a], "encode_a")
+        eb = self._embed(self.encode_b, coalitions[:, self.n_a :], "encode_b")
         return self.scale * np.einsum("md,md->m", ea, eb)
 
     @property
@@ -148,3 +151,11 @@ class FunctionGame:
         if self._empty is None:
             self._empty = float(self(np.zeros((1, self.n_players), dtype=bool))[0])
         return self._empty
+
+
+def _masks(value: Any, name: str, width: int) -> np.ndarray:
+    """`value` as boolean masks (rows, `width`), from bools or 0/1; errors name `name`."""
+    masks = check_array(value, name, ndim=2, shape=(None, width))
+    if not np.isin(masks, (0, 1)).all():
+        raise ValueError(f"{name} must hold masks of 0/1 (or booleans)")
+    return masks.astype(bool)

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from paperplug import seeded_torch
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_device, check_scalar, check_type
 from paperplug_kgram.estimator import check_tokens, conditional_kgram
 
 MASK = 1e4  # a score offset that no softmax weight survives (times β ≥ 1)
@@ -150,6 +150,11 @@ class KGramTransformer(nn.Module):
         """Layer 1's scores (n, n): −m·ln B for keys m = 0..k positions back (BOS excluded),
         −inf elsewhere. Computed per call, not stored, so that loading a checkpoint (which
         builds the module on the meta device) cannot leave it empty."""
+        check_scalar(n, "n", "int", low=1)
+        check_type(dtype, "dtype", torch.dtype)
+        if not dtype.is_floating_point:
+            raise ValueError(f"dtype must be a floating-point dtype, got {dtype}")
+        device = check_device(device)
         offset = torch.arange(n, device=device)[:, None] - torch.arange(n, device=device)[None, :]
         bias = -offset.to(dtype) * math.log(self.base)
         keep = (offset >= 0) & (offset <= self.k) & (torch.arange(n, device=device)[None, :] > 0)

@@ -42,8 +42,9 @@ class SymbolicFunction:
 
     def proofs(self, s: int) -> np.ndarray:
         """(n_proofs, M): every assignment of the inputs that σ maps to s."""
+        check_scalar(s, "s", "int")
         if s not in self._proofs:
-            raise ValueError(f"{self.name} never outputs {s!r}; outputs are {self.outputs}")
+            raise ValueError(f"s: {self.name} never outputs {s!r}; outputs are {self.outputs}")
         return self._proofs[s]
 
     def table(self) -> np.ndarray:
@@ -55,6 +56,7 @@ class SymbolicFunction:
 
     def index(self, s: object, name: str = "s") -> np.ndarray:
         """Positions of outputs `s` in `outputs` (raises naming `name` and an impossible output)."""
+        check_name(name)
         lookup = {v: i for i, v in enumerate(self.outputs)}
         values = np.asarray(s).ravel()
         bad = list(dict.fromkeys(v for v in values.tolist() if v not in lookup))  # distinct

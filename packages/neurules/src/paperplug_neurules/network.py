@@ -37,6 +37,13 @@ class NeuralRuleList(nn.Module):
 
     def rule_activations(self, x: torch.Tensor) -> torch.Tensor:
         """Soft truth r (batch, rules) of every rule."""
+        return self._rules(self.checked_input(x))
+
+    def checked_input(self, x: object) -> torch.Tensor:
+        """`x` if it is a finite float tensor (batch, features) of this network's features."""
+        return check_float_tensor(x, "x", ndim=2, shape=(None, self.predicates.alpha.shape[1]))
+
+    def _rules(self, x: torch.Tensor) -> torch.Tensor:
         return self.conjunctions(self.predicates(x))
 
     def forward(
@@ -44,10 +51,12 @@ class NeuralRuleList(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Training pass: logits (batch, C), selection a (batch, R) and rule truths r (batch, R);
         Gumbel noise drawn from `generator`, none when it is None."""
-        rules = self.rule_activations(x)
+        rules = self._rules(x)
         return *self.selector(rules, selector_temp, generator), rules
 
     @torch.no_grad()
     def soft_proba(self, x: torch.Tensor, selector_temp: float) -> torch.Tensor:
         """Relaxed prediction without noise: softmax(H · softmax(r⊙s/τ))."""
+        x = self.checked_input(x)
+        check_scalar(selector_temp, "selector_temp", low=0, inclusive="neither")
         return torch.softmax(self(x, selector_temp, None)[0], dim=-1)

@@ -59,6 +59,7 @@ class TrainingConfig:
 
     def rows(self, n_rows: int) -> int:
         """Rows per batch for a training set of `n_rows`."""
+        check_scalar(n_rows, "n_rows", "int", low=1)
         return self.batch_size or batch_rows(n_rows, self.n_epochs, self.min_steps)
 
 

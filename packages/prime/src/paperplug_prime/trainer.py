@@ -172,8 +172,11 @@ class PrimeMDM:
         return tokens.cpu().numpy(), idle
 
     def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the config and weights into the folder `path` (made if missing); `load` reads it."""
         check_is_fitted(self, "model_")
-        path = Path(path)
+        path = Path(check_type(path, "path", (str, os.PathLike), what="a folder path"))
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"path must be a folder, got the file {str(path)!r}")
         path.mkdir(parents=True, exist_ok=True)
         config = {k: getattr(self, k) for k in ARCHITECTURE}
         config.update(vocab_size=self.vocab_size_, seq_len=self.seq_len_)

@@ -174,6 +174,7 @@ class SemiCentroidInstance:
 
     def check_agents(self, value: object, name: str) -> np.ndarray:
         """`value` as distinct agent indices (a 1-D int array in 0..n-1); errors name `name`."""
+        _check_label(name)
         arr = check_array(value, name, dtype="int", ndim=1)
         if arr.min() < 0 or arr.max() >= self.n:
             raise ValueError(f"{name} must hold agent indices in 0..{self.n - 1}, got {arr}")
@@ -183,6 +184,7 @@ class SemiCentroidInstance:
 
     def check_center(self, value: object, name: str) -> int:
         """`value` as a candidate centre's index in 0..|M|-1; errors name `name`."""
+        _check_label(name)
         return check_scalar(value, name, "int", low=0, high=self.n_centers - 1)
 
     @property
@@ -239,3 +241,10 @@ class SemiCentroidInstance:
         Dm = distances(X, X, metric_m, "metric_m")
         np.fill_diagonal(Dm, 0.0)
         return cls(Dm, distances(X, C, metric, "metric"), k, names=("metric_m", "metric"))
+
+
+def _check_label(name: object) -> None:
+    """`name`, what a check's errors call the value, must be a non-empty string."""
+    check_type(name, "name", str)
+    if not name:
+        raise ValueError("name must be a non-empty string (what errors call the value)")
