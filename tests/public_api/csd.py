@@ -9,9 +9,9 @@ from paperplug_llm import HFChatModel, ScriptedChatModel, build_tiny_model
 
 from paperplug.testing import Sweep
 
+# CSD and RiskCertifier's constructors: the Defense and Solver roles' contracts sweep them
+# (packages/csd/tests/test_contract.py); their methods are swept here.
 REASONS = {
-    "CSD": "the Defense role's contract sweeps it (packages/csd/tests/test_contract.py)",
-    "RiskCertifier": "the Solver role's contract sweeps it (packages/csd/tests/test_contract.py)",
     "CSDResult": "a result type (what a decoder's generate returns)",
     "Certificate": "a result type (what RiskCertifier.bound returns)",
     "LTTResult": "a result type (what learn_then_test returns)",
@@ -59,7 +59,78 @@ def sweeps() -> dict[str, Sweep]:
     judge = ScriptedChatModel(lambda messages, **kw: "safe")
     online = c.OnlineTau(0.2)
     seeded = {"seed": [-1], "messages": [3]}
+    safe = c.SafeDecodingChatModel(lm, decoder)
+    encode = lambda texts: [[len(t)] for t in texts]  # noqa: E731
+    classifier = c.ClaimClassifier(encode).fit(["a", "bbbbbb"], [0, 1])
+    claim_args = ("hi", "", "Ant is safe.")
+    texts = {"prompt": "any text is a prompt", "prefix": "any text", "claim": "any text"}
+    messages = {"messages": [3, [], [{"content": "hi"}]], "seed": [-1]}
     return {
+        "ClaimStreamDecoder.stream": Sweep(decoder.stream, ("hi",), {"seed": 0}, bad_params=seeded),
+        "SafeDecodingChatModel.chat": Sweep(
+            safe.chat, (MESSAGES,), {"seed": 0}, bad_params=messages
+        ),
+        "SafeDecodingChatModel.stream": Sweep(
+            safe.stream, (MESSAGES,), {"seed": 0}, bad_params=messages
+        ),
+        "RiskCertifier.bound": Sweep(
+            c.RiskCertifier().bound, ([0, 1, 0],), bad_params={"risks": [[2], [0.5], [], [-1]]}
+        ),
+        "ClaimSegmenter.split_claims": Sweep(
+            c.ClaimSegmenter(1, 64).split_claims,
+            ("One claim. Two claims.",),
+            bad_params={"tokenize": [3]},
+            reasons={"text": "any text"},
+        ),
+        "ClaimSegmenter.ends_claim": Sweep(
+            c.ClaimSegmenter(1, 64).ends_claim,
+            ("One claim.", 2),
+            bad_params={"n_tokens": [-1]},
+            reasons={"text": "any text"},
+        ),
+        "ClaimClassifier.fit": Sweep(
+            c.ClaimClassifier(encode).fit,
+            (["a", "bbbbbb"], [0, 1]),
+            bad_params={"labels": [[0, 2], [0], [0, 0]], "claims": [[], [3, "a"]]},
+        ),
+        "ClaimClassifier.predict_proba": Sweep(
+            classifier.predict_proba, (["a", "bb"],), bad_params={"claims": [[3], "ab"]}
+        ),
+        "ClaimClassifier.score_claim": Sweep(classifier.score_claim, claim_args, reasons=texts),
+        "FunctionScorer.score_claim": Sweep(scorer.score_claim, claim_args, reasons=texts),
+        "DefenseScorer.score_claim": Sweep(
+            c.DefenseScorer(OutputGuard()).score_claim, claim_args, reasons=texts
+        ),
+        "JudgeScorer.score_claim": Sweep(
+            c.JudgeScorer(ScriptedChatModel(lambda messages, **kw: "safe")).score_claim,
+            claim_args,
+            reasons=texts,
+        ),
+        "DiscreteClaimLM.probs": Sweep(lm.probs, ((0, 1),), bad_params={"prefix": [(-1,), (4,)]}),
+        "DiscreteClaimLM.claim_text": Sweep(lm.claim_text, (1,), bad_params={"i": [-1, 4]}),
+        "DiscreteClaimLM.start": Sweep(
+            lm.start,
+            ("hi",),
+            {"seed": 0},
+            bad_params={"seed": [-1]},
+            reasons={"messages": "unused: the discrete LM draws claims whatever the prompt"},
+            accepts={"messages:type": "unused: the discrete LM draws claims whatever the prompt"},
+        ),
+        "ChatClaimGenerator.start": Sweep(
+            c.ChatClaimGenerator(ScriptedChatModel(["One. Two."])).start,
+            (MESSAGES,),
+            {"seed": 0},
+            bad_params=messages,
+        ),
+        "HFClaimGenerator.start": Sweep(
+            c.HFClaimGenerator(tiny, max_tokens=8).start,
+            (MESSAGES,),
+            {"seed": 0},
+            bad_params=messages,
+        ),
+        "CSD.decoder": Sweep(
+            c.CSD(scorer, budget=1).decoder, (lm,), bad_params={"model": [3, "/no/such/model"]}
+        ),
         "ChatClaimGenerator": Sweep(
             c.ChatClaimGenerator,
             (ScriptedChatModel(["One. Two."]),),

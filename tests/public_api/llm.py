@@ -56,6 +56,18 @@ CHATML = (
 )
 
 
+def vocab_of(chat: m.HFChatModel) -> int:
+    """The number of token ids the chat model's embedding has."""
+    return chat.model.get_input_embeddings().num_embeddings
+
+
+@functools.cache
+def local_server() -> m.ChatServer:
+    """A ChatServer on 127.0.0.1 over a scripted model (a daemon thread, as the package's
+    tests serve one), for the OpenAI client's valid calls."""
+    return m.ChatServer(m.ScriptedChatModel(lambda messages, **kw: "hi there")).start()
+
+
 @functools.cache
 def tiny_llama() -> Path:
     """The tiny Llama chat model and its tokenizer, saved for `from_pretrained`."""
@@ -142,7 +154,42 @@ def hf_sweeps() -> dict[str, Sweep]:
     chat = m.HFChatModel(tiny_llama(), max_tokens=2)
     path = {"path": [MISSING, str(A_FILE)]}
     ids_bad = [[], [1.5], [-1], [vocab], "ab"]
+    hi = [{"role": "user", "content": "hi"}]
+    bad_messages = [[], [{"content": "hi"}], [3]]
+    add_spec = [m.tool(add).spec()]
     return {
+        "HFChatModel.chat": Sweep(
+            chat.chat,
+            (hi,),
+            {"max_tokens": 2, "seed": 0},
+            bad_params={"messages": bad_messages, "max_tokens": [0], "seed": [-1]},
+        ),
+        "HFChatModel.stream": Sweep(
+            chat.stream,
+            (hi,),
+            {"tools": add_spec},
+            bad_params={"messages": bad_messages, "tools": ["add", [3]]},
+        ),
+        "HFChatModel.prompt_ids": Sweep(
+            chat.prompt_ids,
+            (hi,),
+            {"tools": add_spec},
+            bad_params={"messages": bad_messages, "tools": ["add", [3]]},
+        ),
+        "HFChatModel.encode": Sweep(chat.encode, ("hi there",), reasons={"text": "any text"}),
+        "HFChatModel.pick_tool": Sweep(
+            chat.pick_tool,
+            (hi, add_spec),
+            bad_params={"messages": bad_messages, "tools": [[], "add", [3]]},
+        ),
+        "HFChatModel.token_logprobs": Sweep(
+            chat.token_logprobs,
+            (hi, "ok"),
+            bad_params={
+                "messages": bad_messages,
+                "continuation": ["", [], [-1], [vocab_of(chat)], [1.5]],
+            },
+        ),
         "HFChatModel": Sweep(
             m.HFChatModel,
             (tiny_llama(),),
@@ -254,6 +301,7 @@ def sweeps() -> dict[str, Sweep]:
     scripted = m.ScriptedChatModel([CALL, "5"])
     tools = m.as_tools([add])
     specs = [t.spec() for t in tools.values()]
+    served = m.OpenAIChatModel("echo", local_server().url)
     return {
         "check_messages": Sweep(m.check_messages, (MESSAGES,)),
         "parse_tool_calls": Sweep(
@@ -305,5 +353,32 @@ def sweeps() -> dict[str, Sweep]:
             },
         ),
         "ScriptedChatModel.chat": Sweep(scripted.chat, (MESSAGES,)),
+        "OpenAIChatModel.chat": Sweep(
+            served.chat, (MESSAGES,), bad_params={"messages": [[], [{"content": "hi"}], [3]]}
+        ),
+        "OpenAIChatModel.stream": Sweep(
+            served.stream, (MESSAGES,), bad_params={"messages": [[], [{"content": "hi"}], [3]]}
+        ),
+        "OpenAIChatModel.complete": Sweep(
+            served.complete,
+            (MESSAGES,),
+            {"stream": True},
+            bad_params={"messages": [[], [{"content": "hi"}], [3]], "stream": ["yes"]},
+        ),
+        "ScriptedChatModel.complete": Sweep(
+            m.ScriptedChatModel(lambda messages, **kw: "hi").complete,
+            (MESSAGES,),
+            bad_params={"messages": [[], [{"content": "hi"}], [3]]},
+        ),
+        "ScriptedChatModel.stream": Sweep(
+            m.ScriptedChatModel(lambda messages, **kw: "hi there").stream,
+            (MESSAGES,),
+            bad_params={"messages": [[], [{"content": "hi"}], [3]]},
+        ),
+        "Tool.validate": Sweep(
+            m.tool(add).validate,
+            ({"a": 2, "b": 3},),
+            bad_params={"arguments": [{"a": "x", "b": 3}, {"a": 2}, {"a": 2, "b": 3, "c": 1}]},
+        ),
         **hf_sweeps(),
     }

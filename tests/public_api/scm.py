@@ -14,13 +14,21 @@ from paperplug_llm import ScriptedChatModel
 from paperplug.testing import Sweep
 from public_api import SCRIPTED
 
+# SCMTrainer's constructor: the Trainer role's contract sweeps it (packages/scm/tests/
+# test_contract.py); its methods are swept here.
 REASONS = {
-    "SCMTrainer": "the Trainer role's contract sweeps it (packages/scm/tests/test_contract.py)",
     "Decision": "a result type (what a monitor's push returns)",
     "EncodedExample": "a result type (what token_labels returns)",
     "MonitoredGeneration": "a result type (what monitored_generate returns)",
 }
 RULE = {"theta": [0, 1.5, "0.5"], "k": [0], "window": [0]}
+
+
+def monitor_started(model: s.SCMModel, tokenizer: object) -> s.StreamingMonitor:
+    """A monitor whose default stream has started on a prompt."""
+    monitor = s.StreamingMonitor(model, tokenizer, theta=0.5, k=2)
+    monitor.start("hi")
+    return monitor
 
 
 def sweeps() -> dict[str, Sweep]:
@@ -41,8 +49,99 @@ def sweeps() -> dict[str, Sweep]:
     scores = [[0.1, 0.9, 0.95], [0.1, 0.2, 0.1]]
     settings = {"theta": 0.5, "k": 2, "window": None}
     logits = torch.zeros(2, 2), torch.zeros(2, 3, 2), torch.ones(2, 3, dtype=torch.bool)
+    counter = s.DelayKCounter(0.5, 2)
+    counter.update(0.7), counter.update(0.1)
+    inc = s.IncrementalTokens(tokenizer)
+    ids = tokenizer("some text", add_special_tokens=False)["input_ids"]
+    vocab = len(tokenizer)
+    hidden = torch.zeros(1, 3, 32)
+    examples = data[:2]
     return {
         "DelayKCounter": Sweep(s.DelayKCounter, (0.5, 2), bad_params=RULE),
+        "StreamingMonitor.push": Sweep(
+            monitor_started(model, tokenizer).push,
+            ("Some text ",),
+            reasons={"text_delta": "any text"},
+        ),
+        "StreamingMonitor.push_ids": Sweep(
+            monitor_started(model, tokenizer).push_ids,
+            (ids,),
+            bad_params={"ids": [[-1], [vocab], [ids[0], 2.5]]},
+        ),
+        "StreamingMonitor.check": Sweep(
+            s.StreamingMonitor(model, tokenizer, theta=0.5, k=2).check,
+            ("Some text ",),
+            {"context": {"prompt": "hi"}},
+            bad_params={"context": [{"prompt": 3}, {"messages": 3}, ["prompt"]]},
+            reasons={"payload": "any text is a reply so far"},
+        ),
+        "StreamingMonitor.start": Sweep(
+            s.StreamingMonitor(model, tokenizer, theta=0.5, k=2).start,
+            ("hi",),
+            reasons={"prompt": "any text"},
+        ),
+        "StreamingMonitor.session": Sweep(
+            s.StreamingMonitor(model, tokenizer, theta=0.5, k=2).session,
+            ("chat-1",),
+            bad_params={"conversation_id": [["chat"], {"a": 1}]},
+            accepts={"conversation_id:type": "any hashable names a conversation"},
+        ),
+        "StreamingMonitor.end_session": Sweep(
+            s.StreamingMonitor(model, tokenizer, theta=0.5, k=2).end_session,
+            ("chat-1",),
+            bad_params={"conversation_id": [["chat"], {"a": 1}]},
+            accepts={"conversation_id:type": "any hashable names a conversation"},
+        ),
+        "MonitorSession.start": Sweep(
+            s.MonitorSession(monitor).start, ("hi",), reasons={"prompt": "any text"}
+        ),
+        "MonitorSession.push_ids": Sweep(
+            s.MonitorSession(monitor).start("hi").push_ids,
+            (ids,),
+            bad_params={"ids": [[-1], [vocab], [ids[0], 2.5]]},
+        ),
+        "SCMTrainer.monitor": Sweep(
+            trainer.monitor, kwargs={"theta": 0.5, "k": 2}, bad_params={"k": [0], "theta": [1.5]}
+        ),
+        "SCMTrainer.evaluate": Sweep(
+            trainer.evaluate,
+            (examples,),
+            {"theta": 0.5, "k": 2},
+            bad_params={"theta": [0, 1.5], "k": [0], "examples": [[], [{"prompt": "hi"}]]},
+        ),
+        "SCMTrainer.full_detection": Sweep(
+            trainer.full_detection,
+            (examples,),
+            bad_params={"examples": [[], [{"prompt": "hi"}]]},
+        ),
+        "SCMTrainer.save": Sweep(trainer.save, (folder / "saved",), bad_params={"path": [3]}),
+        "SCMModel.scores": Sweep(
+            model.scores,
+            (hidden,),
+            bad_params={"head": ["both"], "hidden": [torch.zeros(1, 3, 5), torch.zeros(0, 32)]},
+        ),
+        "SCMModel.hidden": Sweep(
+            model.hidden,
+            (torch.tensor([ids]),),
+            bad_params={
+                "input_ids": [torch.tensor([[-1]]), torch.tensor([[vocab]]), torch.zeros(1, 2)],
+                "attention_mask": [torch.ones(1, len(ids) + 1, dtype=torch.long)],
+                "position_ids": [torch.zeros(1, len(ids) + 1, dtype=torch.long)],
+            },
+            reasons={"cache": "a KV cache this method returned: whatever the backbone takes"},
+            width=False,
+        ),
+        "SCMModel.save_pretrained": Sweep(
+            model.save_pretrained, (folder / "pretrained",), bad_params={"path": [3]}
+        ),
+        "DelayKCounter.truncate": Sweep(counter.truncate, (1,), bad_params={"n": [-1, 3]}),
+        "IncrementalTokens.encode": Sweep(inc.encode, ("some text",), reasons={"text": "any text"}),
+        "IncrementalTokens.update": Sweep(
+            s.IncrementalTokens(tokenizer).update,
+            ("some text", 4, True),
+            bad_params={"end": [-1, 10]},
+            reasons={"text": "any text"},
+        ),
         "DelayKCounter.update": Sweep(
             s.DelayKCounter(0.5, 2).update, (0.7,), bad_params={"score": [1.5]}
         ),

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from paperplug.checks import check_scalar, check_sequence, check_type
+from paperplug.checks import check_callable, check_scalar, check_sequence, check_type
 
 # A full stop, exclamation or question mark (optionally followed by closing quotes or brackets)
 # at the end of the text; a newline at the end also closes a claim.
@@ -40,6 +40,8 @@ class ClaimSegmenter:
 
     def ends_claim(self, text: str, n_tokens: int) -> bool:
         """Does the claim `text` (of `n_tokens` tokens) end here?"""
+        check_type(text, "text", str)
+        check_scalar(n_tokens, "n_tokens", "int", low=0)
         if n_tokens >= self.max_claim_tokens:
             return True
         if n_tokens < self.min_tokens or not text.strip():
@@ -51,6 +53,7 @@ class ClaimSegmenter:
         counts tokens (whitespace words by default, a tokenizer's `encode` for token counts)."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
+        check_callable(tokenize, "tokenize", what="function counting a text's tokens")
         claims: list[str] = []
         start = 0
         for m in re.finditer(r"\S+\s*", text):

@@ -153,7 +153,7 @@ class ClaimStreamDecoder:
     def stream(self, messages: Any, *, seed: int | None = None, **options: Any) -> ClaimStream:
         """The reply's claims as they become final (then the refusal, on fallback)."""
         check_scalar(seed, "seed", "int", low=0, allow_none=True)
-        return ClaimStream(self, messages, seed, options)
+        return ClaimStream(self, _check_messages(messages), seed, options)
 
     def generate(self, messages: Any, *, seed: int | None = None, **options: Any) -> CSDResult:
         """One reply to `messages` (a prompt string or chat messages), decoded under CSD."""

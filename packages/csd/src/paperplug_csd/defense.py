@@ -13,7 +13,7 @@ from paperplug import Verdict
 from paperplug.checks import check_context, check_scalar, check_type
 from paperplug_csd.claims import ClaimSegmenter
 from paperplug_csd.decoding import REFUSAL, ClaimStreamDecoder, CSDResult
-from paperplug_csd.generators import decodable
+from paperplug_csd.generators import _check_messages, decodable
 
 
 class SafeDecodingChatModel:
@@ -32,13 +32,14 @@ class SafeDecodingChatModel:
         return f"SafeDecodingChatModel({self.model!r}, tau={self.decoder.tau})"
 
     def stream(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> Iterator[str]:
+        messages = _check_messages(messages)  # before a seed is drawn
         seed = kw.pop("seed", None)
         if seed is None:
             seed = int(self._seeds.integers(2**31))
         options = {k: v for k, v in kw.items() if v is not None}
         stream = self.decoder.stream(messages, seed=seed, **options)
         self.last_report = stream.result  # filled as the reply is decoded
-        yield from stream
+        return iter(stream)
 
     def chat(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> str:
         return "".join(self.stream(messages, **kw))

@@ -59,6 +59,8 @@ class DiscreteClaimLM:
 
     def probs(self, prefix: tuple[int, ...]) -> np.ndarray:
         """p(next | prefix) over the claims and the end (index len(claims))."""
+        for j, i in enumerate(check_sequence(prefix, "prefix", min_len=0)):
+            check_scalar(i, f"prefix[{j}]", "int", low=0, high=self.end - 1)
         if len(prefix) >= self.max_claims:
             out = np.zeros(self.end + 1)
             out[self.end] = 1.0
@@ -67,6 +69,7 @@ class DiscreteClaimLM:
 
     def claim_text(self, i: int) -> str:
         """Claim i as the model emits it (followed by a space, as LM sentences are)."""
+        check_scalar(i, "i", "int", low=0, high=self.end - 1)
         return self.claims[i] + " "
 
     def start(
@@ -75,6 +78,7 @@ class DiscreteClaimLM:
         """A session that draws claims from this model (the ClaimGenerator protocol)."""
         if options:
             raise TypeError(f"a DiscreteClaimLM takes no decoding options, got {sorted(options)}")
+        check_scalar(seed, "seed", "int", low=0, allow_none=True)
         return DiscreteSession(self, np.random.default_rng(seed))
 
 

@@ -168,6 +168,7 @@ class HFClaimGenerator:
     def start(
         self, messages: Sequence[Mapping[str, Any]], seed: int | None = None, **options: Any
     ) -> _HFSession:
+        check_scalar(seed, "seed", "int", low=0, allow_none=True)
         opts = _check_options({**self.defaults, **options})
         ids = self.chat_model.prompt_ids(_check_messages(messages))
         return _HFSession(self, ids, seed, opts)
@@ -291,6 +292,7 @@ class ChatClaimGenerator:
     def start(
         self, messages: Sequence[Mapping[str, Any]], seed: int | None = None, **options: Any
     ) -> _ChatSession:
+        check_scalar(seed, "seed", "int", low=0, allow_none=True)
         opts = _check_options({**self.defaults, **options})
         return _ChatSession(self, _check_messages(messages), seed, opts)
 

@@ -27,6 +27,12 @@ class ClaimScorer(Protocol):
     def score_claim(self, prompt: str, prefix: str, claim: str) -> float: ...
 
 
+def check_texts(prompt: Any, prefix: Any, claim: Any) -> None:
+    """A claim scorer's arguments are texts."""
+    for name, value in (("prompt", prompt), ("prefix", prefix), ("claim", claim)):
+        check_type(value, name, str)
+
+
 def _risk(value: Any, who: str) -> float:
     risk = float(value)
     if not 0.0 <= risk <= 1.0 or math.isnan(risk):
@@ -43,6 +49,7 @@ class FunctionScorer:
         self.fn = fn
 
     def score_claim(self, prompt: str, prefix: str, claim: str) -> float:
+        check_texts(prompt, prefix, claim)
         return _risk(self.fn(prompt, prefix, claim), getattr(self.fn, "__name__", "fn"))
 
 
@@ -66,6 +73,7 @@ class DefenseScorer:
         self.defense, self.use = defense, use
 
     def score_claim(self, prompt: str, prefix: str, claim: str) -> float:
+        check_texts(prompt, prefix, claim)
         context = {
             "prompt": prompt,
             "messages": [{"role": "user", "content": prompt}],
@@ -100,6 +108,7 @@ class JudgeScorer:
         self.n_unparsed = 0
 
     def score_claim(self, prompt: str, prefix: str, claim: str) -> float:
+        check_texts(prompt, prefix, claim)
         text = self.template.format(prompt=prompt, prefix=prefix or "(nothing)", claim=claim)
         messages = [{"role": "user", "content": text}]
         scorer = getattr(self.chat_model, "continuation_logprobs", None)
@@ -157,8 +166,7 @@ class ClaimClassifier:
         """Train on claims labelled 1 (unsafe) or 0 (safe); returns self."""
         from sklearn.linear_model import LogisticRegression
 
-        if isinstance(claims, str) or not all(isinstance(c, str) for c in claims):
-            raise TypeError("claims must be a list of strings")
+        claims = check_sequence(claims, "claims", str, what="strings")
         y = np.asarray(labels)
         if y.shape != (len(claims),) or not np.isin(y, (0, 1)).all():
             raise ValueError(f"labels must be {len(claims)} values in {{0, 1}}")
@@ -172,6 +180,7 @@ class ClaimClassifier:
         """P(unsafe) for each claim."""
         if not hasattr(self, "head_"):
             raise RuntimeError("ClaimClassifier is not fitted: call fit(claims, labels) first")
+        claims = check_sequence(claims, "claims", str, min_len=0, what="strings")
         todo = [c for c in dict.fromkeys(claims) if c not in self._memo]
         if todo:
             for c, p in zip(todo, self.head_.predict_proba(self._encode(todo))[:, 1], strict=True):
@@ -179,6 +188,7 @@ class ClaimClassifier:
         return np.array([self._memo[c] for c in claims])
 
     def score_claim(self, prompt: str, prefix: str, claim: str) -> float:
+        check_texts(prompt, prefix, claim)
         return float(self.predict_proba([claim.strip() or claim])[0])
 
 

@@ -342,6 +342,8 @@ class HFChatModel:
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
     ) -> str:
         """The tool name the model finds most likely after `<tool_call>{"name": "` (summed log-probs)."""
+        if not check_tools(tools):
+            raise ValueError("tools must hold at least one tool to pick from")
         names = [t["function"]["name"] for t in tools]
         scored = self.continuation_logprobs(
             messages, [n + '"' for n in names], prefix='<tool_call>{"name": "', tools=tools
@@ -428,6 +430,8 @@ class HFChatModel:
     def stream(self, messages: Sequence[Mapping[str, Any]], **kw: Any) -> ReplyStream:
         """The reply's text, a piece per decoded token (held back while it may start a stop
         string); after iteration, `.completion` holds the finish reason, usage, tool calls."""
+        check_messages(messages)  # at the call, not at the first piece read
+        check_tool_choice(kw.get("tool_choice"), check_tools(kw.get("tools")))
         return ReplyStream(self._reply(messages, kw))
 
     def token_logprobs(
@@ -435,11 +439,14 @@ class HFChatModel:
     ) -> list[tuple[str, float]]:
         """log p(token | conversation, earlier tokens) for each token of an assistant reply
         (text, or token ids), in one teacher-forced forward pass."""
-        cont = (
-            self.encode(continuation)
-            if isinstance(continuation, str)
-            else [int(t) for t in continuation]
-        )
+        if isinstance(continuation, str):
+            cont = self.encode(continuation)
+        else:
+            vocab = self.model.get_input_embeddings().num_embeddings
+            cont = [
+                check_scalar(t, f"continuation[{i}]", "int", low=0, high=vocab - 1)
+                for i, t in enumerate(check_sequence(continuation, "continuation", min_len=0))
+            ]
         if not cont:
             raise ValueError("continuation is empty: give the reply's text or token ids")
         (values,) = continuation_logprobs(self.model, self.prompt_ids(messages), [cont])

@@ -172,7 +172,7 @@ class OpenAIChatModel:
     def complete(self, messages: Sequence[Any], *, stream: bool = False, **kw: Any) -> Completion:
         """One reply with tool calls, finish reason and usage. `kw` are request fields; with
         `stream=True` the reply is received as a stream and assembled (tool calls included)."""
-        if stream:
+        if check_type(stream, "stream", bool):
             reply = self.stream(messages, **kw)
             for _ in reply:
                 pass

@@ -147,7 +147,7 @@ class Tool:
         errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
         if errors:
             problems = "; ".join(
-                f"{'.'.join(map(str, e.path)) or '<arguments>'}: {e.message}" for e in errors
+                f"{'.'.join(['arguments', *map(str, e.path)])}: {e.message}" for e in errors
             )
             raise ToolArgumentError(f"{self.name}: {problems}")
         return dict(arguments)

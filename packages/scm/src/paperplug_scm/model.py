@@ -20,10 +20,17 @@ import torch
 from torch import nn
 
 from paperplug import seeded_torch
-from paperplug.checks import check_choice, check_scalar, check_sequence, check_type
+from paperplug.checks import (
+    check_choice,
+    check_float_tensor,
+    check_scalar,
+    check_sequence,
+    check_type,
+)
 
 HEADS_FILE = "scm_heads.pt"
 CONFIG_FILE = "scm_config.json"
+INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 HEADS = ("token", "response")  # the token head (SCM) or the response head (full detection)
 
 
@@ -86,6 +93,10 @@ class SCMModel(nn.Module):
     ) -> tuple[torch.Tensor, Any]:
         """Last hidden states (batch, seq, h) and, with `use_cache`, the extended KV cache
         (paperplug-llm's `forward_with_cache`: whatever the transformers release calls it)."""
+        self._check_ids(input_ids, attention_mask, position_ids, cache)
+        check_type(use_cache, "use_cache", bool)
+        if cache is not None and not use_cache:
+            raise ValueError("cache is only read with use_cache=True")
         if use_cache:
             from paperplug_llm import forward_with_cache
 
@@ -97,6 +108,49 @@ class SCMModel(nn.Module):
             out, cache = self.backbone(input_ids=input_ids, attention_mask=attention_mask), None
         hidden = getattr(out, "last_hidden_state", None)
         return (out[0] if hidden is None else hidden), cache
+
+    def _check_ids(
+        self,
+        input_ids: Any,
+        attention_mask: Any = None,
+        position_ids: Any = None,
+        cache: Any = None,
+    ) -> None:
+        """Token ids (batch, seq) the backbone has, and a mask/positions of their shape."""
+        check_type(input_ids, "input_ids", torch.Tensor)
+        vocab = self.backbone.get_input_embeddings().num_embeddings
+        if input_ids.dtype not in INT_DTYPES or input_ids.ndim != 2 or not input_ids.numel():
+            raise TypeError(
+                f"input_ids must be a non-empty (batch, seq) tensor of ints, got "
+                f"{input_ids.dtype} of shape {tuple(input_ids.shape)}"
+            )
+        if int(input_ids.min()) < 0 or int(input_ids.max()) >= vocab:
+            raise ValueError(
+                f"input_ids must be token ids in [0, {vocab}), got "
+                f"{int(input_ids.min())}..{int(input_ids.max())}"
+            )
+        for name, value in (("attention_mask", attention_mask), ("position_ids", position_ids)):
+            if value is None:
+                continue
+            check_type(value, name, torch.Tensor)
+            if value.is_floating_point() or value.is_complex():
+                raise TypeError(f"{name} must hold ints or bools, got {value.dtype}")
+            n, seq = input_ids.shape  # a mask covers the cached tokens too
+            if name == "attention_mask" and (
+                value.ndim != 2
+                or value.shape[0] != n
+                or value.shape[1] < seq
+                or (cache is None and value.shape[1] != seq)
+            ):
+                raise ValueError(
+                    f"attention_mask must have input_ids' {n} rows and {seq} columns (more with "
+                    f"a cache), got shape {tuple(value.shape)}"
+                )
+            if name == "position_ids" and value.shape != input_ids.shape:
+                raise ValueError(
+                    f"position_ids must have input_ids' shape "
+                    f"{tuple(input_ids.shape)}, got {tuple(value.shape)}"
+                )
 
     @property
     def device(self) -> torch.device:
@@ -118,6 +172,12 @@ class SCMModel(nn.Module):
     def scores(self, hidden: torch.Tensor, head: str = "token") -> torch.Tensor:
         """P(harmful) per position from the token head, or from the response head applied to
         every prefix (the full-detection baseline on partial output)."""
+        check_float_tensor(hidden, "hidden")
+        if hidden.ndim < 1 or hidden.shape[-1] != self.token_head.in_features:
+            raise ValueError(
+                f"hidden must end in the model's width {self.token_head.in_features}"
+                f", got shape {tuple(hidden.shape)}"
+            )
         if head == "token":
             logits = self.token_head(hidden)
         elif head == "response":
@@ -128,7 +188,7 @@ class SCMModel(nn.Module):
 
     def save_pretrained(self, path: str | os.PathLike[str]) -> None:
         """Backbone (Hugging Face format), heads and config under `path`."""
-        path = Path(path)
+        path = Path(check_type(path, "path", (str, os.PathLike)))
         path.mkdir(parents=True, exist_ok=True)
         if not hasattr(self.backbone, "save_pretrained"):
             raise TypeError("saving needs a Hugging Face backbone (save_pretrained)")

@@ -71,8 +71,10 @@ class IncrementalTokens:
         """Advance to the ids of `text[:end]` (`boundary`: `end` starts a whitespace run).
 
         Returns (keep, new): the first `keep` ids are unchanged and `new` follows them."""
-        if end < self.end:
-            raise ValueError(f"the judged text only grows: end {end} < {self.end}")
+        check_type(text, "text", str)
+        check_type(boundary, "boundary", bool)
+        if check_scalar(end, "end", "int", low=0, high=len(text)) < self.end:
+            raise ValueError(f"end: the judged text only grows: end {end} < {self.end}")
         start, before = (0, 0)
         if self.mode == "tail":  # the boundary one word back, so a merge across the last is seen
             start, before = ([b for b in self._bounds if b[0] < self.end] or [(0, 0)])[-1]

@@ -66,6 +66,7 @@ class DelayKCounter:
         return self.stop
 
     def truncate(self, n: int) -> None:
+        check_scalar(n, "n", "int", low=0, high=self.n_seen)
         del self._flagged_before[n + 1 :]
 
     @property

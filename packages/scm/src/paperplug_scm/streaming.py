@@ -55,13 +55,25 @@ class Decision:
         return asdict(self)
 
 
+def check_hashable(conversation_id: Any) -> None:
+    """A conversation's id must be hashable (it keys the monitor's streams)."""
+    try:
+        hash(conversation_id)
+    except TypeError:
+        kind = type(conversation_id).__name__
+        raise TypeError(f"conversation_id must be hashable, got {kind}") from None
+
+
 def prompt_of(context: Mapping[str, Any]) -> str:
     """The prompt a reply answers: `context["prompt"]`, else the last user message of
     `context["messages"]` (what `guard.wrap` passes), else ""."""
     check_type(context, "context", Mapping, what="a mapping (prompt or messages)")
     prompt = context.get("prompt")
     if prompt is None:
-        users = [m for m in context.get("messages") or () if m.get("role") == "user"]
+        messages = check_sequence(context.get("messages") or (), "context['messages']", min_len=0)
+        for i, m in enumerate(messages):
+            check_type(m, f"context['messages'][{i}]", Mapping, what="a mapping (role, content)")
+        users = [m for m in messages if m.get("role") == "user"]
         prompt = users[-1].get("content", "") if users else ""
     return check_type(prompt, "context['prompt']", str)
 
@@ -170,7 +182,8 @@ class MonitorSession:
     def push_ids(self, ids: list[int]) -> Decision:
         """Feed response token ids directly (the watched model shares SCM's tokenizer)."""
         ids = check_sequence(ids, "ids", min_len=0)
-        ids = [check_scalar(i, f"ids[{j}]", "int", low=0) for j, i in enumerate(ids)]
+        high = len(self.monitor.tokenizer) - 1  # an id the tokenizer has
+        ids = [check_scalar(i, f"ids[{j}]", "int", low=0, high=high) for j, i in enumerate(ids)]
         if self._open(True):
             self._feed(ids)
         self.text += self.monitor.tokenizer.decode(ids)
@@ -266,6 +279,7 @@ class StreamingMonitor:
     def session(self, conversation_id: Hashable = None) -> MonitorSession:
         """The stream of one conversation (created on first use); None is the default one
         that `start`/`push`/`finish` follow."""
+        check_hashable(conversation_id)
         with self._lock:
             found = self._sessions.get(conversation_id)
             if found is None:
@@ -277,6 +291,7 @@ class StreamingMonitor:
 
     def end_session(self, conversation_id: Hashable = None) -> None:
         """Forget a conversation's stream (its KV cache is freed)."""
+        check_hashable(conversation_id)
         with self._lock:
             self._sessions.pop(conversation_id, None)
 
