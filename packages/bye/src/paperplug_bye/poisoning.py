@@ -181,6 +181,7 @@ class BackdoorPoisoning:
         self, dataset: Sequence[Mapping[str, Any]], budget: int | None = None
     ) -> tuple[list[dict], list[int]]:
         """The poisoned dataset and the poisoned indices."""
+        check_scalar(budget, "budget", "int", low=0, allow_none=True)
         return poison_dataset(
             dataset, self.trigger, poison_rate=self.poison_rate, target_answer=self.target_answer,
             seed=self.seed, max_poisoned=budget,
