@@ -114,6 +114,13 @@ def sweeps() -> dict[str, Sweep]:
             bad_params=SLATE,
             reasons=TEXT,
         ),
+        "TemplateProposer.keywords": Sweep(a.TemplateProposer().keywords, (context,)),
+        "TemplateProposer.tool_phrases": Sweep(a.TemplateProposer().tool_phrases, (context,)),
+        "TemplateProposer.credit": Sweep(
+            a.TemplateProposer().credit,
+            (history.entries,),
+            bad_params={"history": [[], [3]], "prior": [-1.0]},
+        ),
         "CandidateHistory.top": Sweep(history.top, (1,), bad_params={"k": [0, -1]}),
         "Scenario.tasks": Sweep(scenario.tasks, ("held_out",), bad_params={"split": ["train"]}),
         "CandidateHistory": Sweep(a.CandidateHistory, (0.5,), bad_params={"lam": [-0.1]}),
