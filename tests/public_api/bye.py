@@ -70,6 +70,11 @@ def sweeps() -> dict[str, Sweep]:
             bad_params={"budget": [-1]},
             accepts={"dataset[0]['image']:width": ANY_SIZE},
         ),
+        "BackdoorPoisoning.attack_success": Sweep(
+            b.BackdoorPoisoning(b.PatchTrigger(), seed=0).attack_success,
+            (victim, victim.base_model),
+        ),
+        "BYE.resolve": Sweep(bye.resolve, ({"model": model},), bad_params={"context": [3]}),
         "BYE.entropy": Sweep(
             bye.entropy,
             (rows[:2],),

@@ -189,6 +189,7 @@ class BackdoorPoisoning:
 
     def attack_success(self, victim: Victim, model: Any) -> list[bool]:
         """Per test row not already answering the target: does the triggered row get the target?"""
+        check_type(victim, "victim", Victim)
         rows = [self.trigger(r) for r in victim.test_set if r["answer"] != self.target_answer]
         hits = answers_correct(
             model,
