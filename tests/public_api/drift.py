@@ -107,6 +107,11 @@ def extra_sweeps() -> dict[str, Sweep]:
             bad_params={"query": ["a prompt of no user task"]},
             reasons={"env": "None (the suite's default) or an AgentDojo environment"},
         ),
+        "ScriptedAgent.set_task": Sweep(
+            d.ScriptedAgent().set_task,
+            (task, next(iter(suite.injection_tasks.values()))),
+            reasons={"poison": "a Poison or None: a wrong type is tried"},
+        ),
         "DriftElement": Sweep(d.DriftElement, (d.ScriptedAgent(), drift)),
         "DriftToolsLoop": Sweep(
             d.DriftToolsLoop,
