@@ -22,6 +22,7 @@ REASONS = {
     "ToolSelector": "a typing Protocol: nothing to call",
 }
 TEXT = {"query": "a plain sentence is a query"}
+SLATE = {"tools": [[3], "a bare string", [{"name": "x"}]]}
 QUERIES = {"queries": [[3], "a bare string"]}
 
 
@@ -81,6 +82,47 @@ def sweeps() -> dict[str, Sweep]:
             a.BM25ToolRetriever, bad_params={"k1": [-1.0], "b": [1.5, -0.1], "top_k": [0]}
         ),
         "BM25ToolRetriever.select": Sweep(victim.select, (task.query, catalog), reasons=TEXT),
+        "BM25ToolRetriever.scores": Sweep(
+            victim.scores, (task.query, catalog), bad_params=SLATE, reasons=TEXT
+        ),
+        "EmbeddingToolRetriever.scores": Sweep(
+            a.EmbeddingToolRetriever(LetterEncoder()).scores,
+            (task.query, catalog),
+            bad_params=SLATE,
+            reasons=TEXT,
+        ),
+        "EmbeddingToolRetriever.embed": Sweep(
+            a.EmbeddingToolRetriever(LetterEncoder()).embed,
+            (["a query", "a tool"],),
+            bad_params={"texts": ["a bare string", [3]]},
+        ),
+        "LLMToolSelector.scores": Sweep(
+            a.LLMToolSelector(ScriptedChatModel(["search_flights"]), scoring="generate").scores,
+            (task.query, catalog),
+            bad_params=SLATE,
+            reasons=TEXT,
+        ),
+        "RetrieveThenSelect.scores": Sweep(
+            a.RetrieveThenSelect(a.BM25ToolRetriever(top_k=3), victim).scores,
+            (task.query, catalog),
+            bad_params=SLATE,
+            reasons=TEXT,
+        ),
+        "RetrieveThenSelect.select": Sweep(
+            a.RetrieveThenSelect(a.BM25ToolRetriever(top_k=3), victim).select,
+            (task.query, catalog),
+            bad_params=SLATE,
+            reasons=TEXT,
+        ),
+        "TemplateProposer.keywords": Sweep(a.TemplateProposer().keywords, (context,)),
+        "TemplateProposer.tool_phrases": Sweep(a.TemplateProposer().tool_phrases, (context,)),
+        "TemplateProposer.credit": Sweep(
+            a.TemplateProposer().credit,
+            (history.entries,),
+            bad_params={"history": [[], [3]], "prior": [-1.0]},
+        ),
+        "CandidateHistory.top": Sweep(history.top, (1,), bad_params={"k": [0, -1]}),
+        "Scenario.tasks": Sweep(scenario.tasks, ("held_out",), bad_params={"split": ["train"]}),
         "CandidateHistory": Sweep(a.CandidateHistory, (0.5,), bad_params={"lam": [-0.1]}),
         "CandidateHistory.add": Sweep(
             a.CandidateHistory().add,

@@ -10,9 +10,9 @@ import torch
 from paperplug.battery import input_variants
 from paperplug.testing import Sweep
 
+# BYE and BackdoorPoisoning themselves: the Defense and Attack roles' contracts sweep them
+# (packages/bye/tests/test_contract.py); their methods a user calls are swept here.
 REASONS = {
-    "BYE": "the Defense role's contract sweeps it (packages/bye/tests/test_contract.py)",
-    "BackdoorPoisoning": "the Attack role's contract sweeps it (packages/bye/tests/test_contract.py)",
     "Backdoored": "a result type (what backdoored_run returns)",
     "Clustering": "a result type (what cluster_suspicious returns)",
     "Detection": "a result type (what detect returns)",
@@ -20,6 +20,8 @@ REASONS = {
     "LayerProfile": "a result type (what profile_layers returns)",
 }
 TEMPLATE = {"template": ["no placeholder", 3]}
+SIZE_ONLY = "the count reads the image's size, not its pixels"
+VOCAB = ["<pad>", "<image>", "<s>", "<unk>", "red", "blue"]
 ANY_SIZE = "images of any size: the processor takes or refuses them (its own ValueError)"
 TINY = {"n_train": 12, "n_test": 6, "epochs": 1, "image_size": 16, "hidden_size": 16}
 
@@ -51,7 +53,62 @@ def sweeps() -> dict[str, Sweep]:
         "standardize": ["yes"],
         "seed": [-1],
     }
+    tokenizer = b.TinyProcessor(VOCAB, image_seq_length=4)
+    patches = b.TinyProcessor(VOCAB, patch_size=4)
+    bye = b.BYE(model, processor)
     return {
+        "BYE.detect": Sweep(
+            bye.detect,
+            (E,),
+            bad_params={"variant": ["collapse-ish"], "min_gap": [-1.0]},
+            width=False,
+        ),
+        "BackdoorPoisoning.poison": Sweep(
+            b.BackdoorPoisoning(b.PatchTrigger(), poison_rate=0.5, seed=0).poison,
+            (rows,),
+            {"budget": 2},
+            bad_params={"budget": [-1]},
+            accepts={"dataset[0]['image']:width": ANY_SIZE},
+        ),
+        "BackdoorPoisoning.attack_success": Sweep(
+            b.BackdoorPoisoning(b.PatchTrigger(), seed=0).attack_success,
+            (victim, victim.base_model),
+        ),
+        "BYE.resolve": Sweep(bye.resolve, ({"model": model},), bad_params={"context": [3]}),
+        "BYE.entropy": Sweep(
+            bye.entropy,
+            (rows[:2],),
+            bad_params={"context": [3]},
+            accepts={"dataset[0]['image']:width": ANY_SIZE},
+        ),
+        "Victim.fine_tune": Sweep(
+            victim.fine_tune,
+            (rows[:2],),
+            bad_params={"dataset": [[], [{"image": 3}]]},
+            accepts={"dataset[0]['image']:width": ANY_SIZE},
+        ),
+        "Victim.clean_accuracy": Sweep(victim.clean_accuracy, (victim.base_model,)),
+        "TinyProcessor.tokenize": Sweep(
+            tokenizer.tokenize,
+            ("<image> red blue",),
+            {"image_tokens": 2},
+            bad_params={"image_tokens": [0, -1]},
+            reasons={"text": "any text: unknown words become <unk>"},
+        ),
+        "TinyProcessor.image_tokens": Sweep(
+            patches.image_tokens,
+            (torch.zeros(3, 16, 16),),
+            bad_params={"image": [torch.zeros(3, 2, 2), torch.zeros(16)]},
+            accepts={
+                "image:nan": SIZE_ONLY,
+                "image:inf": SIZE_ONLY,
+                "image:dtype": SIZE_ONLY,
+                "image:width": "images of any size: a wider one gives more patches",
+            },
+        ),
+        "EmbeddedConfig.rows": Sweep(
+            b.EmbeddedConfig(**TINY).rows, (4, 0), bad_params={"n": [0, -1], "seed": [-1]}
+        ),
         "AttentionExtractor": Sweep(
             b.AttentionExtractor,
             (model, processor),
@@ -93,10 +150,10 @@ def sweeps() -> dict[str, Sweep]:
         ),
         "TinyProcessor": Sweep(
             b.TinyProcessor,
-            (["<pad>", "<image>", "red", "blue"],),
+            (VOCAB,),
             {"image_seq_length": 4},
             bad_params={
-                "vocab": [[3], ["red"]],
+                "vocab": [[3], ["red"], ["<pad>", "<image>", "red"]],
                 "image_seq_length": [0],
                 "patch_size": [0],
                 "padding_side": ["up"],

@@ -26,7 +26,6 @@ REASONS = {
     "Privilege": "an Enum (read, write, execute): nothing to sweep",
     "CallSyntaxError": "an exception type (what parse_function_calls raises)",
     "DriftDefense": "the Defense role's contract sweeps it (packages/drift/tests/test_contract.py)",
-    "DriftSession": "Drift's internals: built by Drift.session from a query (swept through Drift)",
 }
 CALL = d.Call("send_money", {"recipient": "Bob", "amount": 10})
 PLAN = d.Plan(
@@ -62,7 +61,7 @@ class Scorer(Silent):
     """A chat model that also scores continuations (equal log-probabilities)."""
 
     def continuation_logprobs(self, messages, candidates):
-        return [0.0 for _ in candidates]
+        return [[0.0] for _ in candidates]
 
 
 def read_file(file_path: str) -> str:
@@ -108,6 +107,11 @@ def extra_sweeps() -> dict[str, Sweep]:
             bad_params={"query": ["a prompt of no user task"]},
             reasons={"env": "None (the suite's default) or an AgentDojo environment"},
         ),
+        "ScriptedAgent.set_task": Sweep(
+            d.ScriptedAgent().set_task,
+            (task, next(iter(suite.injection_tasks.values()))),
+            reasons={"poison": "a Poison or None: a wrong type is tried"},
+        ),
         "DriftElement": Sweep(d.DriftElement, (d.ScriptedAgent(), drift)),
         "DriftToolsLoop": Sweep(
             d.DriftToolsLoop,
@@ -141,6 +145,9 @@ def extra_sweeps() -> dict[str, Sweep]:
             (classifier, Embedder()),
             bad_params=THRESHOLD,
         ),
+        "LearnedDetector.scores": Sweep(
+            learned.scores, (["pay my bill", INJECTED],), bad_params={"texts": ["the bill", [3]]}
+        ),
         "LearnedDetector.detect": Sweep(
             learned.detect, ("pay my bill", INJECTED), reasons={"query": TEXT, "text": TEXT}
         ),
@@ -172,10 +179,104 @@ def extra_sweeps() -> dict[str, Sweep]:
     }
 
 
+PRIVILEGES = {"read_file": "Read", "send_money": "Write"}
+STATE = "the state() an earlier request wrote"
+
+
+def method_sweeps(model: Silent) -> dict[str, Sweep]:
+    """The public methods a user calls with their own arguments."""
+    session = d.Drift().session("pay the bill", [read_file], plan=PLAN)
+    validator = d.DynamicValidator(PLAN, PRIVILEGES)
+    scorer = d.LLMUnitScorer(Scorer())
+    units = ["send the money", "the bill"]
+    return {
+        "DriftAgent.run": Sweep(
+            d.DriftAgent(model, [read_file]).run,
+            ("pay the bill",),
+            {"plan": PLAN},
+            bad_params={"query": ["", " "]},
+        ),
+        "Drift.session": Sweep(
+            d.Drift().session,
+            ("pay the bill", [read_file]),
+            {"plan": PLAN},
+            bad_params={
+                "query": ["", "  "],
+                "tools": [[3], [{"description": "no name"}]],
+                "privileges": [{"read_file": "x"}],
+            },
+        ),
+        "DriftSession.validate": Sweep(
+            session.validate, ([CALL],), bad_params={"calls": [[3], "send_money"]}
+        ),
+        "DriftSession.isolate": Sweep(
+            session.isolate, ("balance: 10",), reasons={"result": RESULT}
+        ),
+        "InjectionIsolator.isolate": Sweep(
+            d.InjectionIsolator().isolate,
+            ("pay the bill", INJECTED),
+            reasons={"query": TEXT, "result": RESULT},
+        ),
+        "DynamicValidator.validate": Sweep(
+            validator.validate,
+            ([d.Call("read_file", {"file_path": "bill.txt"})], "pay the bill"),
+            bad_params={"calls": [[3], "read_file"]},
+            reasons={"query": TEXT},
+        ),
+        "DynamicValidator.privilege": Sweep(
+            validator.privilege, ("send_money",), bad_params={"name": [""]}
+        ),
+        "DynamicValidator.approve": Sweep(
+            d.DynamicValidator(PLAN, PRIVILEGES).approve,
+            ([CALL],),
+            bad_params={"calls": [[3], "send_money"]},
+        ),
+        "DynamicValidator.restore": Sweep(
+            d.DynamicValidator(PLAN, PRIVILEGES).restore,
+            (validator.state(),),
+            bad_params={"state": [{}, {"plan": 3}]},
+        ),
+        "PrivilegeAssigner.assign": Sweep(
+            d.PrivilegeAssigner().assign,
+            ([read_file],),
+            bad_params={"tools": [[3], [{"description": "no name"}]]},
+        ),
+        "SecurePlanner.plan": Sweep(
+            d.SecurePlanner(model).plan,
+            ("pay the bill", [read_file]),
+            bad_params={"query": ["", " "], "tools": [[3], [{"description": "no name"}]]},
+        ),
+        "IntentJudge.judge": Sweep(
+            d.IntentJudge(model).judge,
+            (["read_file"], ["read_file", "send_money"], "pay the bill"),
+            bad_params={"planned": [[3], "read_file"], "extended": [[3], "read_file"]},
+            reasons={"query": TEXT},
+        ),
+        "LLMDetector.detect": Sweep(
+            d.LLMDetector(model).detect,
+            ("pay the bill", INJECTED),
+            reasons={"query": TEXT, "text": TEXT},
+        ),
+        "LLMUnitScorer.scores": Sweep(
+            scorer.scores,
+            ("pay the bill", units),
+            bad_params={"texts": ["the bill", [3]]},
+            reasons={"task": TEXT},
+        ),
+        "LLMUnitScorer.margins": Sweep(
+            scorer.margins,
+            ("pay the bill", units),
+            bad_params={"texts": ["the bill", [3]]},
+            reasons={"task": TEXT},
+        ),
+    }
+
+
 def sweeps() -> dict[str, Sweep]:
     model = Silent()
     return {
         **extra_sweeps(),
+        **method_sweeps(model),
         "DriftAgent": Sweep(
             d.DriftAgent,
             (model, [read_file]),

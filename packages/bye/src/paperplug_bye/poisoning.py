@@ -181,6 +181,7 @@ class BackdoorPoisoning:
         self, dataset: Sequence[Mapping[str, Any]], budget: int | None = None
     ) -> tuple[list[dict], list[int]]:
         """The poisoned dataset and the poisoned indices."""
+        check_scalar(budget, "budget", "int", low=0, allow_none=True)
         return poison_dataset(
             dataset, self.trigger, poison_rate=self.poison_rate, target_answer=self.target_answer,
             seed=self.seed, max_poisoned=budget,
@@ -188,6 +189,7 @@ class BackdoorPoisoning:
 
     def attack_success(self, victim: Victim, model: Any) -> list[bool]:
         """Per test row not already answering the target: does the triggered row get the target?"""
+        check_type(victim, "victim", Victim)
         rows = [self.trigger(r) for r in victim.test_set if r["answer"] != self.target_answer]
         hits = answers_correct(
             model,

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import torch
 
 from paperplug import seeded_torch
-from paperplug.checks import check_choice, check_scalar, check_sequence
+from paperplug.checks import check_choice, check_scalar, check_sequence, check_type
 from paperplug_bye.synthetic import COLORS, PLACES, QUESTIONS, SHAPES
 
 SPECIAL = ("<pad>", "<image>", "<s>", "<unk>")
@@ -47,8 +47,8 @@ class TinyProcessor:
         check_scalar(patch_size, "patch_size", "int", low=1, allow_none=True)
         if vocab is not None:
             vocab = check_sequence(vocab, "vocab", str, what="words")
-            if not {"<pad>", "<image>"} <= set(vocab):
-                raise ValueError("vocab must hold the special words '<pad>' and '<image>'")
+            if not set(SPECIAL) <= set(vocab):
+                raise ValueError(f"vocab must hold the special words {list(SPECIAL)}")
         self.vocab = list(vocab or tiny_vocab())
         self.index = {w: i for i, w in enumerate(self.vocab)}
         self.image_seq_length, self.patch_size = image_seq_length, patch_size
@@ -57,12 +57,30 @@ class TinyProcessor:
 
     def image_tokens(self, image: Any) -> int:
         """How many image tokens `image` becomes: fixed, or one per patch with `patch_size`."""
+        try:
+            shape = torch.as_tensor(image).shape
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(
+                f"image must be an image tensor or array, got {type(image).__name__}"
+            ) from exc
+        if len(shape) < 2 or 0 in shape:
+            raise ValueError(
+                f"image must have pixels, a height and a width, got shape {tuple(shape)}"
+            )
         if self.patch_size is None:
             return self.image_seq_length
-        height, width = torch.as_tensor(image).shape[-2:]
+        height, width = shape[-2:]
+        if min(height, width) < self.patch_size:
+            raise ValueError(
+                f"image must be at least {self.patch_size} pixels high and wide (patch_size), "
+                f"got shape {tuple(shape)}"
+            )
         return (height // self.patch_size) * (width // self.patch_size)
 
     def tokenize(self, text: str, image_tokens: int | None = None) -> list[int]:
+        """Word ids after <s>: each <image> repeated `image_tokens` times (None: the fixed count)."""
+        check_type(text, "text", str)
+        check_scalar(image_tokens, "image_tokens", "int", low=1, allow_none=True)
         ids = [self.index["<s>"]]
         for word in _SPLIT.findall(text.lower()):
             if word == "<image>":

@@ -70,6 +70,21 @@ def as_call(obj: Any) -> Call:
     return Call(name, dict(arguments))
 
 
+def as_calls(calls: Any, name: str = "calls") -> list[Call]:
+    """`as_call` of each item of the list `calls`; an error names the argument and the item."""
+    if isinstance(calls, (str, bytes, Mapping)) or not hasattr(calls, "__iter__"):
+        raise TypeError(f"{name} must be a list of function calls, got {type(calls).__name__}")
+    out = []
+    for k, call in enumerate(calls):
+        try:
+            out.append(as_call(call))
+        except CallSyntaxError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name}[{k}]: {exc}") from exc
+    return out
+
+
 def extract_tag(text: str, tag: str) -> str | None:
     """The content of the first `<tag>...</tag>` in `text` (stripped), or None."""
     match = re.search(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", text or "", re.S)

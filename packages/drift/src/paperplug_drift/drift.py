@@ -10,7 +10,7 @@ from typing import Any
 
 from paperplug import ChatModel
 from paperplug.checks import check_choice, check_scalar, check_type
-from paperplug_drift.calls import as_call
+from paperplug_drift.calls import as_calls
 from paperplug_drift.isolator import InjectionIsolator, Isolation, LLMDetector
 from paperplug_drift.planner import Plan, SecurePlanner
 from paperplug_drift.privileges import Privilege, PrivilegeAssigner
@@ -66,7 +66,7 @@ class DriftSession:
     def validate(self, calls: list[Any]) -> Decision:
         """The Dynamic Validator on one batch (everything allowed when validation is off)."""
         if not self.config.validate:
-            return Decision(allowed=[as_call(c) for c in calls])
+            return Decision(allowed=as_calls(calls))
         decision = self.validator.validate(calls, self.query)
         self.decisions.append(decision)
         return decision
@@ -154,6 +154,7 @@ class Drift:
         isolator. `context` goes to the planner (AgentDojo's oracle reads `env` there)."""
         if not check_type(query, "query", str).strip():
             raise ValueError("query must be a non-empty string")
+        check_type(plan, "plan", (Plan, type(None)), what="a Plan or None")
         specs = tool_specs(tools)
         if privileges is None:
             privileges = self.privileges.assign(specs)

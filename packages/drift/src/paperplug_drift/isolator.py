@@ -124,6 +124,8 @@ class LLMDetector:
         self.max_tokens = check_scalar(max_tokens, "max_tokens", "int", low=1)
 
     def detect(self, query: str, text: str) -> list[str] | None:
+        check_type(query, "query", str)
+        check_type(text, "text", str)
         data = f"<user_query>\n{query}\n</user_query>\n<tool_output>\n{text}\n</tool_output>"
         answer = ask(
             self.model,
@@ -227,6 +229,7 @@ class InjectionIsolator:
 
     def isolate(self, query: str, result: Any) -> Isolation:
         """Detect and remove the injected instructions of one tool result (see the class)."""
+        check_type(query, "query", str)
         document = parse_result(result)  # TypeError for a result it cannot read
         fields = list(document.fields)
         out = Isolation(result, format=document.format)

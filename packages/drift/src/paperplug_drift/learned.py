@@ -223,7 +223,8 @@ class LearnedDetector:
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """P(injected) of each normalised unit text."""
-        return self.classifier.probability(self.embedder.encode(list(texts)))
+        texts = check_sequence(texts, "texts", str, min_len=0, what="unit texts")
+        return self.classifier.probability(self.embedder.encode(texts))
 
     def detect(self, query: str, text: str) -> list[str]:
         check_type(query, "query", str)

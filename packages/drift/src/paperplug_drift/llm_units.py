@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from paperplug.checks import check_scalar, check_type
+from paperplug.checks import check_scalar, check_sequence, check_type
 from paperplug.extras import requires_extra
 from paperplug_drift.learned import TunedDetector
 
@@ -46,6 +46,8 @@ class LLMUnitScorer:
 
     def margins(self, task: str, texts: Sequence[str]) -> np.ndarray:
         """logit(Yes) - logit(No) of the first reply token, for each unit under `task`."""
+        check_type(task, "task", str)
+        texts = check_sequence(texts, "texts", str, min_len=0, what="unit texts")
         out = []
         for text in texts:
             messages = [

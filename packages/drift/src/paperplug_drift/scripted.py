@@ -23,6 +23,7 @@ from paperplug.extras import requires_extra
 with requires_extra("paperplug-drift", "agentdojo", "AgentDojo"):
     from agentdojo.agent_pipeline import BasePipelineElement
     from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+    from agentdojo.base_tasks import BaseInjectionTask, BaseUserTask
     from agentdojo.functions_runtime import EmptyEnv, Env, FunctionCall, FunctionsRuntime
     from agentdojo.types import ChatMessage, get_text_content_as_str, text_content_block_from_string
 
@@ -83,6 +84,20 @@ class ScriptedAgent(BasePipelineElement):
         (an object with `function`, `param`, `value`, `sentence`): when the sentence is
         readable in a tool result, the agent takes `value` for `param` of its next call to
         `function` (an adaptive attack that gives no order at all)."""
+        check_type(user_task, "user_task", BaseUserTask, what="an AgentDojo user task")
+        check_type(
+            injection_task,
+            "injection_task",
+            (BaseInjectionTask, type(None)),
+            what="an AgentDojo injection task or None",
+        )
+        if poison is not None and not all(
+            hasattr(poison, a) for a in ("function", "param", "value", "sentence")
+        ):
+            raise TypeError(
+                "poison must have function, param, value and sentence (a Poison), "
+                f"got {type(poison).__name__}"
+            )
         self.user_task, self.injection_task, self.poison = user_task, injection_task, poison
         self._started = False
         return self

@@ -16,7 +16,7 @@ def _spec_of(obj: Any) -> dict[str, Any]:
     if isinstance(obj, Mapping):
         spec = obj.get("function", obj) if obj.get("type") == "function" else obj
         if not isinstance(spec.get("name"), str):
-            raise TypeError(f"a tool spec needs a string 'name', got {dict(spec)!r}")
+            raise TypeError(f"tools: a tool spec needs a string 'name', got {dict(spec)!r}")
         return {
             "name": spec["name"],
             "description": str(spec.get("description", "")),
@@ -40,7 +40,7 @@ def _spec_of(obj: Any) -> dict[str, Any]:
 
         tool = Tool(obj)
         return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
-    raise TypeError(f"cannot describe a tool from {type(obj).__name__}")
+    raise TypeError(f"tools: cannot describe a tool from {type(obj).__name__}")
 
 
 def tool_specs(tools: Any) -> list[dict[str, Any]]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperplug import ChatModel
-from paperplug.checks import check_choice, check_type
-from paperplug_drift.calls import Call, as_call, extract_tag
+from paperplug.checks import check_choice, check_sequence, check_type
+from paperplug_drift.calls import Call, as_call, as_calls, extract_tag
 from paperplug_drift.planner import ChecklistNode, Plan
 from paperplug_drift.privileges import Privilege
 from paperplug_drift.usage import Usage, ask
@@ -54,6 +54,9 @@ class IntentJudge:
         self.model, self.fail_closed, self.usage = model, fail_closed, usage
 
     def judge(self, planned: Sequence[str], extended: Sequence[str], query: str) -> bool:
+        for name, names in (("planned", planned), ("extended", extended)):
+            check_sequence(names, name, str, min_len=0, what="tool names")
+        check_type(query, "query", str)
         data = (
             f"<planned_trajectory>\n{list(planned)}\n</planned_trajectory>\n"
             f"<current_trajectory>\n{list(extended)}\n</current_trajectory>\n"
@@ -192,12 +195,19 @@ class DynamicValidator:
 
     def restore(self, state: Mapping[str, Any]) -> None:
         """Continue from a `state()` written by an earlier request."""
+        check_type(state, "state", Mapping, what="a mapping written by state()")
+        missing = sorted({"initial_plan", "plan", "achieved", "history"} - set(state))
+        if missing:
+            raise ValueError(f"state must be what state() wrote: it lacks {missing}")
         self.initial_plan = Plan.from_dict(state["initial_plan"])
         self.plan = Plan.from_dict(state["plan"])
         self.achieved = list(state["achieved"])
         self.history = [as_call(c) for c in state["history"]]
 
     def privilege(self, name: str) -> Privilege:
+        """The privilege of the tool `name` (unknown: Write when failing closed, else Read)."""
+        if not check_type(name, "name", str):
+            raise ValueError("name must be a tool's name, got ''")
         if name in self.privileges:
             return self.privileges[name]
         return Privilege.WRITE if self.fail_closed else Privilege.READ
@@ -206,7 +216,8 @@ class DynamicValidator:
         """Dedup, trajectory check, checklist check of one batch; on success the calls count as
         achieved and run next. A refused batch leaves the plan and the achieved trajectory as
         they were."""
-        proposed = [as_call(c) for c in calls]
+        proposed = as_calls(calls)
+        check_type(query, "query", str)
         seen = {c.key() for c in self.history}
         decision = Decision()
         fresh = []
@@ -238,7 +249,7 @@ class DynamicValidator:
         """The user-approval path: accept `calls` without checks, inserting each that
         deviates into the plan with an empty checklist node. (The paper's evaluation never
         approves; a deployment may ask its user.)"""
-        for call in (as_call(c) for c in calls):
+        for call in as_calls(calls):
             pos = len(self.achieved)
             if not (pos < len(self.plan.trajectory) and self.plan.trajectory[pos] == call.name):
                 self.plan.trajectory.insert(pos, call.name)

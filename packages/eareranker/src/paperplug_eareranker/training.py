@@ -246,6 +246,10 @@ class EAReranker:
         q = check_array(query_embedding, "query_embedding", dtype=np.float32, ndim=(1, 2))
         if q.ndim == 2 and len(q) != 1:
             raise ValueError(f"query_embedding must be one embedding, got shape {q.shape}")
+        if q.shape[-1] != self.embedding_dim_:
+            raise ValueError(
+                f"query_embedding must have width {self.embedding_dim_}, got shape {q.shape}"
+            )
         scores = self.score(q.reshape(1, -1), document_embeddings)
         order = np.argsort(-scores, kind="stable")
         if min_score is not None:
@@ -261,8 +265,16 @@ class EAReranker:
     def save(self, path: str | Path) -> Path:
         """Write the weights (ear.pt) and the configuration (ear.json) into the folder `path`."""
         check_is_fitted(self, "model_")
+        check_type(path, "path", (str, Path))
+        if not str(path):
+            raise ValueError("path must name a folder, got ''")
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(
+                f"path must be a folder that can be written, got {path}: {exc}"
+            ) from exc
         torch.save(self.model_.state_dict(), path / "ear.pt")
         config = {k: getattr(self, k) for k in (*ARCHITECTURE, "alpha", "rank_weight")} | {
             "embedding_dim": self.embedding_dim_
