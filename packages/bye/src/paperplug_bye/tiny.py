@@ -78,7 +78,8 @@ class TinyProcessor:
         return (height // self.patch_size) * (width // self.patch_size)
 
     def tokenize(self, text: str, image_tokens: int | None = None) -> list[int]:
-        """Word ids after <s>: each <image> repeated `image_tokens` times (None: the fixed count)."""
+        """Word ids after `<s>`: each `<image>` repeated `image_tokens` times (None: the
+        fixed count)."""
         check_type(text, "text", str)
         check_scalar(image_tokens, "image_tokens", "int", low=1, allow_none=True)
         ids = [self.index["<s>"]]
