@@ -55,17 +55,15 @@ def simulate(
         if importlib.util.find_spec("ray") is None:
             raise ModuleNotFoundError("No module named 'ray'", name="ray")
     reference = model_reference(model_fn)
+    training = {
+        "lr": lr,
+        "momentum": momentum,
+        "batch_size": batch_size,
+        "local_epochs": local_epochs,
+        "seed": seed,
+    }
     flux = FLUX(
-        resolve_model(reference),
-        latent_layer,
-        n_classes,
-        rounds=rounds,
-        lr=lr,
-        momentum=momentum,
-        batch_size=batch_size,
-        local_epochs=local_epochs,
-        seed=seed,
-        **strategy_kw,
+        resolve_model(reference), latent_layer, n_classes, rounds=rounds, **training, **strategy_kw
     )
     strategy, _, train, test, _ = flux._prepare(train_sets, test_sets)
     check_rounds(rounds, strategy.max_warmup_rounds)
@@ -85,11 +83,7 @@ def simulate(
             n_classes=n_classes,
             output_dir=out,
             num_rounds=rounds,
-            lr=lr,
-            momentum=momentum,
-            batch_size=batch_size,
-            local_epochs=local_epochs,
-            seed=seed,
+            **training,
             min_nodes=len(train),
             data_dir=str(Path(tmp) / "data"),
             **{
